@@ -1,0 +1,94 @@
+"""Repository rule that detects a local CUDA toolkit and exposes it as @local_cuda.
+
+Detection order (upstream rules_cuda's): $CUDA_PATH when set (authoritative:
+set but without bin/nvcc means "no toolkit"), then `nvcc` on PATH resolved
+through symlinks and thin wrapper scripts, then /usr/local/cuda. With no
+toolkit the repository still exists, its targets are empty and
+TOOLKIT_FOUND is False, which makes every CUDA target incompatible.
+"""
+
+def _is_toolkit(rctx, path):
+    return path != None and rctx.path(path + "/bin/nvcc").exists
+
+def _wrapped_nvcc(rctx, script):
+    """Returns the nvcc a wrapper script execs (an absolute path ending in /bin/nvcc), or None."""
+    content = rctx.read(script)
+    if not content.startswith("#!"):
+        return None
+    for token in content.replace("\"", " ").replace("'", " ").split():
+        if token.startswith("/") and token.endswith("/bin/nvcc") and rctx.path(token).exists:
+            return token
+    return None
+
+def _toolkit_from_path(rctx):
+    nvcc = rctx.which("nvcc")
+    if nvcc == None:
+        return None
+    nvcc = nvcc.realpath
+    for _ in range(4):
+        wrapped = _wrapped_nvcc(rctx, nvcc)
+        if wrapped == None:
+            break
+        nvcc = rctx.path(wrapped).realpath
+    return str(nvcc.dirname.dirname)
+
+def detect_toolkit(rctx):
+    """Finds the CUDA toolkit.
+
+    Args:
+      rctx: the repository context.
+
+    Returns:
+      (path or None, a sentence saying how it was found or why not).
+    """
+    cuda_path = rctx.os.environ.get("CUDA_PATH")
+    if cuda_path != None:
+        if _is_toolkit(rctx, cuda_path):
+            return str(rctx.path(cuda_path).realpath), "from $CUDA_PATH=" + cuda_path
+        return None, "$CUDA_PATH=%s has no bin/nvcc" % cuda_path
+    from_path = _toolkit_from_path(rctx)
+    if _is_toolkit(rctx, from_path):
+        return from_path, "from nvcc on $PATH"
+    if _is_toolkit(rctx, "/usr/local/cuda"):
+        return str(rctx.path("/usr/local/cuda").realpath), "from /usr/local/cuda"
+    return None, "no $CUDA_PATH, no nvcc on $PATH and no /usr/local/cuda"
+
+def _toolkit_version(rctx, path):
+    version_json = rctx.path(path + "/version.json")
+    if not version_json.exists:
+        return "unknown"
+    content = rctx.read(version_json)
+    marker = "\"cuda\""
+    at = content.find(marker)
+    if at < 0:
+        return "unknown"
+    at = content.find("\"version\"", at)
+    start = content.find("\"", content.find(":", at)) + 1
+    return content[start:content.find("\"", start)]
+
+def _local_cuda_impl(rctx):
+    path, how = detect_toolkit(rctx)
+    if path == None:
+        rctx.file("defs.bzl", "TOOLKIT_FOUND = False\nTOOLKIT_VERSION = None\nDETECTION = %r\n" % how)
+        rctx.template("BUILD.bazel", rctx.attr._build_missing, {"%{detection}": how})
+        return
+    for entry in ["bin", "include", "lib64", "nvvm", "extras"]:
+        if rctx.path(path + "/" + entry).exists:
+            rctx.symlink(path + "/" + entry, entry)
+    version = _toolkit_version(rctx, path)
+    rctx.file("defs.bzl", "TOOLKIT_FOUND = True\nTOOLKIT_VERSION = %r\nDETECTION = %r\n" % (version, how))
+    rctx.template("BUILD.bazel", rctx.attr._build_found, {
+        "%{detection}": how,
+        "%{version}": version,
+    })
+
+local_cuda = repository_rule(
+    implementation = _local_cuda_impl,
+    environ = ["CUDA_PATH", "PATH"],
+    local = True,
+    attrs = {
+        "_build_found": attr.label(default = "//cuda/private:local_cuda_found.BUILD.tpl"),
+        "_build_missing": attr.label(default = "//cuda/private:local_cuda_missing.BUILD.tpl"),
+    },
+    doc = "Detects the local CUDA toolkit and exposes it as a repository.",
+)
