@@ -41,6 +41,7 @@ def libtorch_cpu_sources():
 torch_cuda_framework_sources = [
     "third_device/torch_cuda/csrc/framework/CUDAError.cpp",
     "third_device/torch_cuda/csrc/framework/CUDAHooks.cpp",
+    "third_device/torch_cuda/csrc/framework/CUDAStream.cpp",
 ]
 
 torch_cuda_aten_sources = [
@@ -52,7 +53,7 @@ torch_cuda_jit_sources = [
 ]
 
 torch_cuda_distributed_sources = [
-    "third_device/torch_cuda/csrc/distributed/ReduceKernels.cu",
+    "third_device/torch_cuda/csrc/distributed/Reduce.cpp",
 ]
 
 torch_cuda_profiler_sources = [

@@ -33,9 +33,8 @@ def if_cuda(if_true, if_false = []):
     })
 
 def _with_compat(kwargs):
-    if "target_compatible_with" in kwargs:
-        fail("cuda rules set target_compatible_with themselves (requires_cuda()); drop it from the call")
-    kwargs["target_compatible_with"] = requires_cuda()
+    # CUDA targets always require CUDA, on top of whatever the caller asks for.
+    kwargs["target_compatible_with"] = requires_cuda() + kwargs.get("target_compatible_with", [])
     return kwargs
 
 def cuda_library(name, **kwargs):

@@ -38,7 +38,7 @@ def _compile(ctx, cc_toolchain, compilation_context, src, headers, gencode):
     for flag in ctx.attr.host_copts:
         args.add("-Xcompiler", flag)
     args.add_all(compilation_context.defines, format_each = "-D%s")
-    args.add_all(compilation_context.local_defines, format_each = "-D%s")
+    args.add_all(ctx.attr.local_defines, format_each = "-D%s")
     args.add_all(compilation_context.includes, format_each = "-I%s")
     args.add_all(compilation_context.quote_includes, format_each = "-I%s")
     args.add_all(compilation_context.system_includes, format_each = "-isystem=%s")
@@ -51,6 +51,9 @@ def _compile(ctx, cc_toolchain, compilation_context, src, headers, gencode):
         inputs = depset([src], transitive = [headers, ctx.attr._compiler_deps.files, cc_toolchain.all_files]),
         outputs = [obj],
         mnemonic = "CudaCompile",
+        # nvcc drives the host compiler, which needs PATH to find `as`; the
+        # default shell env is --incompatible_strict_action_env's fixed PATH.
+        use_default_shell_env = True,
         progress_message = "Compiling %s with nvcc" % src.short_path,
     )
     return obj
@@ -98,6 +101,7 @@ def _cuda_library_impl(ctx):
             inputs = depset(objects, transitive = [cc_toolchain.all_files]),
             outputs = [archive],
             mnemonic = "CudaArchive",
+        use_default_shell_env = True,
             progress_message = "Archiving %s" % archive.short_path,
         )
         library = cc_common.create_library_to_link(
@@ -131,6 +135,7 @@ cuda_library_rule = rule(
         "copts": attr.string_list(doc = "Extra nvcc options."),
         "host_copts": attr.string_list(doc = "Extra host-compiler options (passed with -Xcompiler)."),
         "defines": attr.string_list(doc = "Preprocessor defines, propagated to dependents."),
+        "local_defines": attr.string_list(doc = "Preprocessor defines for this target's sources only."),
         "includes": attr.string_list(doc = "Include directories relative to the package, propagated to dependents."),
         "linkopts": attr.string_list(doc = "Linker options propagated to dependents."),
         "alwayslink": attr.bool(default = False, doc = "Link every object even if unreferenced."),

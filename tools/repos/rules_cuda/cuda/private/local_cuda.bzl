@@ -15,7 +15,7 @@ def _wrapped_nvcc(rctx, script):
     content = rctx.read(script)
     if not content.startswith("#!"):
         return None
-    for token in content.replace("\"", " ").replace("'", " ").split():
+    for token in content.replace("\"", " ").replace("'", " ").replace("\t", " ").replace("\n", " ").split(" "):
         if token.startswith("/") and token.endswith("/bin/nvcc") and rctx.path(token).exists:
             return token
     return None

@@ -1,0 +1,52 @@
+#pragma once
+
+// Element-wise op math, written once and shared by every device's kernels.
+//
+// A backend that compiles these functions for its device defines
+// TORCH_OP_QUALIFIERS through its own compile flags (e.g. the qualifiers its
+// device compiler needs), so core never spells a vendor keyword. On the CPU
+// it is empty.
+#ifndef TORCH_OP_QUALIFIERS
+#define TORCH_OP_QUALIFIERS
+#endif
+
+#include <cmath>
+
+namespace at::native::math {
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T add(T a, T b) {
+  return a + b;
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T sub(T a, T b) {
+  return a - b;
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T mul(T a, T b) {
+  return a * b;
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T div(T a, T b) {
+  return a / b;
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T relu(T a) {
+  return a > T(0) ? a : T(0);
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T maximum(T a, T b) {
+  return a > b ? a : b;
+}
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T minimum(T a, T b) {
+  return a < b ? a : b;
+}
+
+}  // namespace at::native::math

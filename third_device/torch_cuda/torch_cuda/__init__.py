@@ -1,0 +1,38 @@
+"""torch_cuda: the CUDA backend of torchsplit.
+
+Importing it registers the ``cuda`` device type with torch_core. The API
+users expect from ``torch.cuda`` lives in :mod:`torch_cuda.core` and is
+re-exported here; settings live in :mod:`torch_cuda.backends`.
+"""
+
+from pkgutil import extend_path
+
+# The compiled _CUDAC lives in Bazel's output tree; the Python sources in the
+# source tree: let both form one package.
+__path__ = extend_path(__path__, __name__)
+
+import torch_core  # noqa: E402,F401  (core first: _CUDAC registers into its registry)
+from torch_cuda import _CUDAC, backends  # noqa: E402
+from torch_cuda.core import (  # noqa: E402
+    CudaError,
+    Stream,
+    current_device,
+    device_count,
+    is_available,
+    runtime_version,
+    set_device,
+    synchronize,
+)
+
+__all__ = [
+    "CudaError",
+    "Stream",
+    "_CUDAC",
+    "backends",
+    "current_device",
+    "device_count",
+    "is_available",
+    "runtime_version",
+    "set_device",
+    "synchronize",
+]

@@ -1,0 +1,139 @@
+"""device_backend: the standard shape of a device backend under third_device/.
+
+Every backend (torch_cuda, torch_emu, a vendor's) declares, in its own package:
+
+  :headers      the backend's headers, as "<backend>/csrc/..."
+  :framework    device runtime: hooks, allocator, streams/events, guard
+  :aten         kernels for core's ops, launched on the current stream
+  :jit          the backend's fuser for core's fusion IR
+  :distributed  process-group backend for its tensors
+  :profiler     device-side timing for core's profiler
+  :pybinding    the Python extension <package>/<extension>.so linking the rest
+  :<extension>  alias of :pybinding (e.g. :_CUDAC)
+  :<backend>    py_library of the Python package, with the extension as data
+
+Sources come from build_variables.bzl (backend_sources()); C++ lives under
+csrc/<module>/ and is included as "<backend>/csrc/<module>/X.h".
+"""
+
+load("@pybind11_bazel//:build_defs.bzl", "pybind_extension")
+load("@rules_cc//cc:defs.bzl", "cc_library")
+load("@rules_python//python:defs.bzl", "py_library")
+load("//:build_variables.bzl", "BACKEND_MODULES")
+load("//tools/build_defs:sources.bzl", "package_sources")
+
+# Which standard modules each module builds on (framework is the base).
+_MODULE_DEPS = {
+    "framework": [],
+    "aten": ["framework"],
+    "jit": ["framework", "aten"],
+    "distributed": ["framework", "aten"],
+    "profiler": ["framework"],
+}
+
+_DEVICE_SUFFIXES = [".cu"]
+
+def _is_device_source(path):
+    for suffix in _DEVICE_SUFFIXES:
+        if path.endswith(suffix):
+            return True
+    return False
+
+def device_backend(
+        name,
+        extension,
+        sources,
+        kernel_library = None,
+        target_compatible_with = [],
+        module_deps = {},
+        kernel_defines = []):
+    """Stamps out a backend's standard targets (see the file docstring).
+
+    Args:
+      name: the backend, also its directory under third_device/ and its Python package.
+      extension: the Python extension's module name, e.g. "_CUDAC".
+      sources: dict module -> repository-relative sources (build_variables.bzl's backend_sources()).
+      kernel_library: macro that compiles device sources (.cu), e.g. cuda_library;
+        None for a backend whose kernels are plain C++.
+      target_compatible_with: applied to every target (e.g. requires_cuda()).
+      module_deps: dict module (or "headers") -> extra deps (toolkit libraries).
+      kernel_defines: defines for device sources, e.g. the qualifiers that
+        core's shared op math expands (TORCH_OP_QUALIFIERS).
+    """
+    if native.package_name() != "third_device/" + name:
+        fail("device_backend(name = '%s') must be called from third_device/%s/BUILD.bazel, not //%s" % (name, name, native.package_name()))
+    missing = [m for m in BACKEND_MODULES if m not in sources]
+    if missing:
+        fail("device_backend '%s': no sources for module(s) %s" % (name, ", ".join(missing)))
+
+    # Backends see core; nothing outside the backend (and its tests) sees it.
+    visibility = [
+        "//third_device/%s:__subpackages__" % name,
+        "//tests:__subpackages__",
+    ]
+    common = {
+        "target_compatible_with": target_compatible_with,
+        "visibility": visibility,
+    }
+
+    # Headers are included as "<backend>/csrc/<module>/X.h", like PyTorch's
+    # "torch/csrc/..." and torch_npu's "torch_npu/csrc/...".
+    cc_library(
+        name = "headers",
+        hdrs = native.glob(["csrc/**/*.h", "csrc/**/*.cuh"]),
+        include_prefix = name,
+        deps = ["//core:torch_cpu_api"] + module_deps.get("headers", []),
+        **common
+    )
+    for module in BACKEND_MODULES:
+        if module == "pybinding":
+            continue
+        srcs = package_sources(sources[module])
+        deps = [":headers"] + [":" + d for d in _MODULE_DEPS[module]] + module_deps.get(module, [])
+        device_srcs = [s for s in srcs if _is_device_source(s)]
+        if device_srcs:
+            if kernel_library == None:
+                fail("device_backend '%s': %s lists device sources %s but no kernel_library compiles them" % (name, module, device_srcs))
+            kernel_library(
+                name = module + "_kernels",
+                srcs = device_srcs,
+                deps = deps,
+                local_defines = kernel_defines,
+                alwayslink = True,
+                # The kernel rule decides its own compatibility
+                # (cuda_library requires CUDA).
+                visibility = visibility,
+            )
+            deps = deps + [":" + module + "_kernels"]
+        cc_library(
+            name = module,
+            srcs = [s for s in srcs if not _is_device_source(s)],
+            deps = deps,
+            alwayslink = True,
+            **common
+        )
+
+    pybind_extension(
+        name = "%s/%s" % (name, extension),
+        srcs = package_sources(sources["pybinding"]),
+        deps = [":" + m for m in BACKEND_MODULES if m != "pybinding"] + module_deps.get("pybinding", []),
+        **common
+    )
+    native.alias(
+        name = "pybinding",
+        actual = ":%s/%s.so" % (name, extension),
+        visibility = visibility,
+    )
+    native.alias(
+        name = extension,
+        actual = ":%s/%s.so" % (name, extension),
+        visibility = visibility,
+    )
+    py_library(
+        name = name,
+        srcs = native.glob(["%s/**/*.py" % name]),
+        data = [":%s/%s.so" % (name, extension)],
+        imports = ["."],
+        deps = ["//core:torch_core"],
+        **common
+    )
