@@ -2,6 +2,11 @@
 
 load("//cuda/private:local_cuda.bzl", "local_cuda")
 
-def rules_cuda_dependencies():
-    """Declares @local_cuda (the detected toolkit). Nothing is downloaded."""
-    local_cuda(name = "local_cuda")
+def rules_cuda_dependencies(toolkit_visibility = ["//visibility:public"]):
+    """Declares @local_cuda (the detected toolkit). Nothing is downloaded.
+
+    Args:
+      toolkit_visibility: who may depend on @local_cuda's targets; a monorepo
+        that keeps CUDA out of its core narrows it to its device packages.
+    """
+    local_cuda(name = "local_cuda", toolkit_visibility = toolkit_visibility)

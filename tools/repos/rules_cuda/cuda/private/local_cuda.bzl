@@ -54,23 +54,23 @@ def detect_toolkit(rctx):
     return None, "no $CUDA_PATH, no nvcc on $PATH and no /usr/local/cuda"
 
 def _toolkit_version(rctx, path):
-    version_json = rctx.path(path + "/version.json")
-    if not version_json.exists:
+    """The toolkit's "X.Y" from `nvcc --version` ("... release 13.0, V13.0.88")."""
+    result = rctx.execute([path + "/bin/nvcc", "--version"])
+    marker = "release "
+    at = result.stdout.find(marker)
+    if result.return_code != 0 or at < 0:
         return "unknown"
-    content = rctx.read(version_json)
-    marker = "\"cuda\""
-    at = content.find(marker)
-    if at < 0:
-        return "unknown"
-    at = content.find("\"version\"", at)
-    start = content.find("\"", content.find(":", at)) + 1
-    return content[start:content.find("\"", start)]
+    start = at + len(marker)
+    return result.stdout[start:result.stdout.find(",", start)]
 
 def _local_cuda_impl(rctx):
     path, how = detect_toolkit(rctx)
     if path == None:
         rctx.file("defs.bzl", "TOOLKIT_FOUND = False\nTOOLKIT_VERSION = None\nDETECTION = %r\n" % how)
-        rctx.template("BUILD.bazel", rctx.attr._build_missing, {"%{detection}": how})
+        rctx.template("BUILD.bazel", rctx.attr._build_missing, {
+            "%{detection}": how,
+            "%{visibility}": repr(rctx.attr.toolkit_visibility),
+        })
         return
     for entry in ["bin", "include", "lib64", "nvvm", "extras"]:
         if rctx.path(path + "/" + entry).exists:
@@ -80,6 +80,7 @@ def _local_cuda_impl(rctx):
     rctx.template("BUILD.bazel", rctx.attr._build_found, {
         "%{detection}": how,
         "%{version}": version,
+        "%{visibility}": repr(rctx.attr.toolkit_visibility),
     })
 
 local_cuda = repository_rule(
@@ -87,6 +88,10 @@ local_cuda = repository_rule(
     environ = ["CUDA_PATH", "PATH"],
     local = True,
     attrs = {
+        "toolkit_visibility": attr.string_list(
+            default = ["//visibility:public"],
+            doc = "Who may depend on the toolkit's targets, e.g. [\"@//third_device:__subpackages__\"].",
+        ),
         "_build_found": attr.label(default = "//cuda/private:local_cuda_found.BUILD.tpl"),
         "_build_missing": attr.label(default = "//cuda/private:local_cuda_missing.BUILD.tpl"),
     },
