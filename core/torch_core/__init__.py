@@ -12,8 +12,8 @@ from pkgutil import extend_path
 # while the Python sources stay in the source tree: let both form one package.
 __path__ = extend_path(__path__, __name__)
 
-from torch_core import _C  # noqa: E402
-from torch_core._backends import load_backends  # noqa: E402
+from torch_core import _C
+from torch_core._backends import load_backends
 
 Device = _C.Device
 

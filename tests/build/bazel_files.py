@@ -147,9 +147,7 @@ def read_module(path: Path) -> Declared:
 
     # An extension proxy is a struct with one lambda per tag the file calls on it.
     tag_names = sorted(set(re.findall(r"^\s*\w+\.(\w+)\(", text, flags=re.MULTILINE)))
-    members = ", ".join(
-        f"{t} = lambda **kw: _tag(bzl, name, {t!r}, **kw)" for t in tag_names
-    )
+    members = ", ".join(f"{t} = lambda **kw: _tag(bzl, name, {t!r}, **kw)" for t in tag_names)
     prelude = (
         "def use_extension(bzl, name):\n"
         f"    return struct(_bzl = bzl, _name = name, {members})\n"

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from bazel_files import drift, read_module, read_workspace  # noqa: E402
+from bazel_files import drift, read_module, read_workspace
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -19,7 +19,9 @@ def test_parse_and_print() -> None:
 
 
 def test_unknown_type_names_the_type_and_the_registered_ones() -> None:
-    with pytest.raises(ValueError, match=r"unknown device type 'nosuch' in 'nosuch:1' \(registered: cpu"):
+    with pytest.raises(
+        ValueError, match=r"unknown device type 'nosuch' in 'nosuch:1' \(registered: cpu"
+    ):
         torch_core.device("nosuch:1")
 
 

@@ -39,7 +39,9 @@ def test_reports_no_device() -> None:
     ],
 )
 def test_device_use_names_the_cause(use) -> None:
-    with pytest.raises(RuntimeError, match=r"CUDA is not available: no (usable CUDA driver|CUDA device)"):
+    with pytest.raises(
+        RuntimeError, match=r"CUDA is not available: no (usable CUDA driver|CUDA device)"
+    ):
         use()
 
 
@@ -95,7 +97,9 @@ def test_binary_kernel_matches_numpy(op: str, reference) -> None:
     # crosses many blocks and a partial last block.
     a = rng.standard_normal(1_000_003).astype(np.float32)
     b = rng.standard_normal(1_000_003).astype(np.float32) + 3.0
-    out = np.asarray(torch_cuda._CUDAC._binary_on_device(op, a.tolist(), b.tolist()), dtype=np.float32)
+    out = np.asarray(
+        torch_cuda._CUDAC._binary_on_device(op, a.tolist(), b.tolist()), dtype=np.float32
+    )
     np.testing.assert_allclose(out, reference(a, b), rtol=1e-6)
 
 

@@ -24,10 +24,10 @@ load("//tools/build_defs:sources.bzl", "package_sources")
 
 # Which standard modules each module builds on (framework is the base).
 _MODULE_DEPS = {
-    "framework": [],
     "aten": ["framework"],
-    "jit": ["framework", "aten"],
     "distributed": ["framework", "aten"],
+    "framework": [],
+    "jit": ["framework", "aten"],
     "profiler": ["framework"],
 }
 

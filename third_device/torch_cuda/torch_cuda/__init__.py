@@ -11,9 +11,9 @@ from pkgutil import extend_path
 # source tree: let both form one package.
 __path__ = extend_path(__path__, __name__)
 
-import torch_core  # noqa: E402,F401  (core first: _CUDAC registers into its registry)
-from torch_cuda import _CUDAC, backends  # noqa: E402
-from torch_cuda.core import (  # noqa: E402
+import torch_core  # noqa: F401  (core first: _CUDAC registers into its registry)
+from torch_cuda import _CUDAC, backends
+from torch_cuda.core import (
     CudaError,
     Stream,
     current_device,
@@ -25,9 +25,9 @@ from torch_cuda.core import (  # noqa: E402
 )
 
 __all__ = [
+    "_CUDAC",
     "CudaError",
     "Stream",
-    "_CUDAC",
     "backends",
     "current_device",
     "device_count",

@@ -1,7 +1,7 @@
 """Public API of torchsplit's in-house rules_cuda (same names as bazel-contrib/rules_cuda)."""
 
-load("//cuda/private:cuda_library.bzl", "cuda_library_rule")
 load("@local_cuda//:defs.bzl", "TOOLKIT_FOUND")
+load("//cuda/private:cuda_library.bzl", "cuda_library_rule")
 
 def requires_cuda():
     """target_compatible_with value for anything that needs CUDA.
