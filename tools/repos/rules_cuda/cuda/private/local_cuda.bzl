@@ -67,6 +67,10 @@ def _local_cuda_impl(rctx):
     path, how = detect_toolkit(rctx)
     if path == None:
         rctx.file("defs.bzl", "TOOLKIT_FOUND = False\nTOOLKIT_VERSION = None\nDETECTION = %r\n" % how)
+
+        # Bazel still resolves an incompatible target's implicit attributes,
+        # so nvcc must be one file; this one explains itself if ever run.
+        rctx.file("bin/nvcc", "#!/bin/sh\necho 'no CUDA toolkit: %s' >&2\nexit 1\n" % how.replace("'", ""), executable = True)
         rctx.template("BUILD.bazel", rctx.attr._build_missing, {
             "%{detection}": how,
             "%{visibility}": repr(rctx.attr.toolkit_visibility),

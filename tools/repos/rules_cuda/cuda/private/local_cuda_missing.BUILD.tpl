@@ -3,7 +3,10 @@
 # marked incompatible by @rules_cuda (see //cuda:defs.bzl).
 package(default_visibility = %{visibility})
 
-filegroup(name = "nvcc")
+filegroup(
+    name = "nvcc",
+    srcs = ["bin/nvcc"],
+)
 
 filegroup(name = "compiler_deps")
 
