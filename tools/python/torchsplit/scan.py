@@ -59,11 +59,19 @@ CUDA_WORD = re.compile(
     r"^(cuda\w*|cudnn\w*|nccl\w*|nvshmem\w*|cusparse\w*|cublas\w*|cusolver\w*|cufft\w*|"
     r"curand\w*|cudss\w*|cutlass\w*|nvrtc|nvtx\w*|cupti|thc\w*|nvcc|rocm)$"
 )
-_PREFILTER = re.compile(
-    r"cuda|rocm|nccl|cudnn|nvshmem|cusparse|cublas|cusolver|cufft|curand|cudss|cutlass|thc|"
-    r"nvtx|nvrtc|cupti|nvcc|hipcc|thrust|cub/|cub\.",
-    re.IGNORECASE,
+_TRIGGERS = (
+    "cuda", "rocm", "nccl", "cudnn", "nvshmem", "cusparse", "cublas", "cusolver", "cufft",
+    "curand", "cudss", "cutlass", "thc", "nvtx", "nvrtc", "cupti", "nvcc", "hipcc", "thrust",
+    "cub/", "cub.",
 )
+
+
+def has_trigger(text: str) -> bool:
+    """Cheap superset test: can ``text`` contain any finding at all?"""
+    low = text.lower()
+    return any(word in low for word in _TRIGGERS)
+
+
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -335,7 +343,7 @@ def scan_c_text(
         line_no = index + 1
         if line_no in directive_lines or not line.strip():
             continue
-        if not _PREFILTER.search(line):
+        if not has_trigger(line):
             continue
         taken: list[tuple[int, int]] = []
         for regex, category, message in specific:
@@ -365,12 +373,12 @@ def scan_c_text(
             continue
         if _DEVICE_STRING.fullmatch(content):
             add(line_no, col, "cuda-device-string", f'device string "{content}"')
-        elif _PREFILTER.search(content) and cuda_words(content):
+        elif has_trigger(content) and cuda_words(content):
             add(line_no, col, "cuda-mention", f"string mentions {', '.join(cuda_words(content))}")
     for offset, comment in comments:
         first_line, _ = lines.locate(offset)
         for delta, piece in enumerate(comment.split("\n")):
-            if _PREFILTER.search(piece):
+            if has_trigger(piece):
                 words = cuda_words(piece)
                 if words:
                     line_no = first_line + delta
@@ -408,7 +416,7 @@ def scan_python_text(text: str, path: str) -> list[Finding]:
         findings.append(Finding(path, line, col, category, message, lines.line_text(line).strip()))
 
     for index, line in enumerate(masked):
-        if not _PREFILTER.search(line):
+        if not has_trigger(line):
             continue
         taken: list[tuple[int, int]] = []
         for regex, category in ((_PY_TORCH_CUDA, "python-torch-cuda"), (_IS_CUDA, "is-cuda")):
@@ -441,7 +449,7 @@ def scan_file(
     except OSError as exc:
         return [Finding(display, 0, 0, "unreadable", str(exc))]
     file_moves = moved.moves(rel) if moved is not None else False
-    if not _PREFILTER.search(text):
+    if not has_trigger(text):
         if moved is None or file_moves or "#include" not in text:
             return []
     if path.endswith(PY_SUFFIXES):

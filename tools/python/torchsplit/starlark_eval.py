@@ -259,6 +259,9 @@ def evaluate_text(
     for stmt_name, (line, kind) in ordered:
         if kind != "def" or frozen is None:
             continue
+        if stmt_name.startswith("_"):
+            result.skipped_functions[stmt_name] = "private helper (not exported by Starlark)"
+            continue
         try:
             value = frozen.call(stmt_name)
         except sl.StarlarkError as exc:
