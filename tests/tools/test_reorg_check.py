@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 from torchsplit.selfcheck import label_to_path, parse_query_output
@@ -18,8 +17,16 @@ BAD = HERE / "fixtures" / "selfrepo" / "query_bad.txt"
 
 def _check(query: str, capsys) -> tuple[int, str]:
     code = main(
-        ["reorg", "check", "--build-variables", str(BZL), "--rules", str(RULES),
-         "--bazel-query-output", query]
+        [
+            "reorg",
+            "check",
+            "--build-variables",
+            str(BZL),
+            "--rules",
+            str(RULES),
+            "--bazel-query-output",
+            query,
+        ]
     )
     return code, capsys.readouterr().out
 
@@ -38,13 +45,17 @@ def test_mismatch_exits_1_and_names_each_file(capsys):
         "//third_device/torch_cuda:aten: MISMATCH\n"
         "  - listed for it but not in its srcs: third_device/torch_cuda/csrc/aten/Copy.cpp"
     ) in out
-    assert "+ in its srcs but classified elsewhere: third_device/torch_cuda/csrc/aten/Copy.cpp" in out
+    assert (
+        "+ in its srcs but classified elsewhere: third_device/torch_cuda/csrc/aten/Copy.cpp" in out
+    )
 
 
 def test_json_query_output(tmp_path, capsys):
     sections = parse_query_output(OK.read_text(), "ok")
-    data = {t: [f"//{p.split('/', 1)[0]}:{p.split('/', 1)[1]}" for p in sorted(paths)]
-            for t, paths in sections.items()}
+    data = {
+        t: [f"//{p.split('/', 1)[0]}:{p.split('/', 1)[1]}" for p in sorted(paths)]
+        for t, paths in sections.items()
+    }
     path = tmp_path / "q.json"
     path.write_text(json.dumps(data))
     code, _ = _check(str(path), capsys)

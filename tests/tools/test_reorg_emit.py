@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 import starlark as sl
-
 from torchsplit.cli import main
 from torchsplit.starlark_eval import evaluate
 
@@ -12,7 +11,9 @@ FIXTURE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variable
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def test_emit_is_byte_identical_and_round_trips(tmp_path, capsys):

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pytest
-
 from torchsplit.errors import TorchsplitError
 from torchsplit.starlark_eval import evaluate, evaluate_text
 
@@ -53,7 +52,9 @@ def test_functions_called_with_their_defaults(ev):
 
 def test_stubs_are_recorded_and_configurable(tmp_path):
     ev = evaluate(FIXTURE, config_values={("fbcode", "caffe2_enable_flatbuffer"): "1"})
-    assert "torch/csrc/jit/serialization/flatbuffer_serializer.cpp" in ev.lists["libtorch_sources()"]
+    assert (
+        "torch/csrc/jit/serialization/flatbuffer_serializer.cpp" in ev.lists["libtorch_sources()"]
+    )
     kinds = [c.function for c in ev.stub_calls]
     assert kinds == ["native.read_config", "native.glob"]
     assert ev.stub_calls[0].result == "'1'"

@@ -89,7 +89,7 @@ def load_allowlist(path: str | Path) -> list[AllowEntry]:
         category = spec.get("category", "*")
         reason = spec.get("reason")
         if not isinstance(glob, str) or not glob:
-            raise TorchsplitError(f"allow entry #{index} needs path = \"<glob>\"", where)
+            raise TorchsplitError(f'allow entry #{index} needs path = "<glob>"', where)
         if category != "*" and category not in CATEGORIES:
             raise TorchsplitError(
                 f"allow entry #{index}: unknown category {category!r}; expected one of "

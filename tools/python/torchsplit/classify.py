@@ -64,9 +64,7 @@ def _is_label(source: str) -> bool:
     return source.startswith((":", "//", "@"))
 
 
-def _decide(
-    ruleset: RuleSet, source: str, candidates: list[str]
-) -> tuple[str, str, str, bool]:
+def _decide(ruleset: RuleSet, source: str, candidates: list[str]) -> tuple[str, str, str, bool]:
     for rule in ruleset.rules:
         for list_name in candidates:
             hit = match_rule(rule, ruleset, list_name, source)

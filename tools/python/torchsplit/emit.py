@@ -71,7 +71,7 @@ def render_overlay(ruleset: RuleSet, bzl_label: str) -> dict[str, str]:
         ]
         if any(t.kind == "cuda_library" for t in targets):
             lines.append('load("@rules_cuda//cuda:defs.bzl", "cuda_library")\n')
-        lines.append("\npackage(default_visibility = [\"//visibility:public\"])\n")
+        lines.append('\npackage(default_visibility = ["//visibility:public"])\n')
         for target in targets:
             deps = [_dep_label(ruleset.targets[d], package) for d in target.deps]
             lines.append(f"\n{target.kind}(\n")

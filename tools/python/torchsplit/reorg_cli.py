@@ -41,18 +41,14 @@ def _add_input(parser: argparse.ArgumentParser, *, positional: bool = True) -> N
 
 
 def _add_rules(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--rules", help="rules TOML (default: the packaged upstream PyTorch rules)"
-    )
+    parser.add_argument("--rules", help="rules TOML (default: the packaged upstream PyTorch rules)")
     parser.add_argument(
         "--source-tree", help="checkout to check that every source exists (flags missing ones)"
     )
 
 
 def _evaluate(args: argparse.Namespace, path: str) -> Evaluation:
-    return evaluate(
-        path, config_values=dict(args.config_value), glob_root=args.glob_root
-    )
+    return evaluate(path, config_values=dict(args.config_value), glob_root=args.glob_root)
 
 
 def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet, Classification]:
@@ -80,8 +76,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         }
         _write_or_print(json.dumps(data, indent=2) + "\n", args.output)
         return 0
-    out = [f"{evaluation.path}: {len(evaluation.lists)} lists, "
-           f"{len({s for v in evaluation.lists.values() for s in v})} distinct entries\n"]
+    out = [
+        f"{evaluation.path}: {len(evaluation.lists)} lists, "
+        f"{len({s for v in evaluation.lists.values() for s in v})} distinct entries\n"
+    ]
     for name, values in evaluation.lists.items():
         out.append(f"  {evaluation.list_lines[name]:5d}  {name}: {len(values)}\n")
     for name, why in evaluation.skipped_functions.items():

@@ -175,7 +175,7 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         raise TorchsplitError("expected a [targets.<key>] table with at least one target", where)
     for key, spec in targets.items():
         if not isinstance(spec, dict) or "label" not in spec:
-            raise TorchsplitError(f"[targets.{key}] needs label = \"//pkg:name\"", path=where)
+            raise TorchsplitError(f'[targets.{key}] needs label = "//pkg:name"', path=where)
         label = spec["label"]
         if not isinstance(label, str) or not re.fullmatch(r"//[\w/.-]*:[\w.+-]+", label):
             raise TorchsplitError(f"[targets.{key}] label {label!r} is not //pkg:name", where)
@@ -217,7 +217,7 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         seen.add(name)
         target = spec.get("target")
         if not isinstance(target, str):
-            raise TorchsplitError(f"rule {name!r} needs target = \"<target key>\"", path=where)
+            raise TorchsplitError(f'rule {name!r} needs target = "<target key>"', path=where)
         list_regex = spec.get("list_regex")
         if "{" not in target and target not in ruleset.targets:
             raise TorchsplitError(f"rule {name!r} names unknown target {target!r}", path=where)
@@ -271,9 +271,7 @@ def load_rules(path: str | Path | None = None) -> RuleSet:
     return parse_rules(data, where)
 
 
-def match_rule(
-    rule: Rule, ruleset: RuleSet, list_name: str, source: str
-) -> tuple[str, str] | None:
+def match_rule(rule: Rule, ruleset: RuleSet, list_name: str, source: str) -> tuple[str, str] | None:
     """``(target key, reason)`` when ``rule`` matches the pair, else None."""
     groups: dict[str, str] = {}
     reasons: list[str] = []

@@ -34,7 +34,6 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 CATEGORIES: dict[str, str] = {
     "use-cuda-guard": "preprocessor conditional on a CUDA/ROCm build flag",
@@ -50,8 +49,22 @@ CATEGORIES: dict[str, str] = {
     "comment-mention": "CUDA word in a comment",
 }
 
-C_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh",
-              ".inl", ".ipp", ".mm", ".m")
+C_SUFFIXES = (
+    ".c",
+    ".cc",
+    ".cpp",
+    ".cxx",
+    ".h",
+    ".hh",
+    ".hpp",
+    ".hxx",
+    ".cu",
+    ".cuh",
+    ".inl",
+    ".ipp",
+    ".mm",
+    ".m",
+)
 PY_SUFFIXES = (".py", ".pyi")
 DEFAULT_SUFFIXES = C_SUFFIXES + PY_SUFFIXES
 
@@ -60,9 +73,27 @@ CUDA_WORD = re.compile(
     r"curand\w*|cudss\w*|cutlass\w*|nvrtc|nvtx\w*|cupti|thc\w*|nvcc|rocm)$"
 )
 _TRIGGERS = (
-    "cuda", "rocm", "nccl", "cudnn", "nvshmem", "cusparse", "cublas", "cusolver", "cufft",
-    "curand", "cudss", "cutlass", "thc", "nvtx", "nvrtc", "cupti", "nvcc", "hipcc", "thrust",
-    "cub/", "cub.",
+    "cuda",
+    "rocm",
+    "nccl",
+    "cudnn",
+    "nvshmem",
+    "cusparse",
+    "cublas",
+    "cusolver",
+    "cufft",
+    "curand",
+    "cudss",
+    "cutlass",
+    "thc",
+    "nvtx",
+    "nvrtc",
+    "cupti",
+    "nvcc",
+    "hipcc",
+    "thrust",
+    "cub/",
+    "cub.",
 )
 
 
@@ -85,8 +116,12 @@ _C_LEX = re.compile(
     re.S,
 )
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)$")
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*[<"](?P<path>[^>"]+)[>"]')
-_COMPILER_MACRO = re.compile(r"\b(__CUDACC\w*__|__CUDA_ARCH\w*__|__NVCC__|__HIPCC__|__HIP_DEVICE_COMPILE__|__HIP_PLATFORM_\w+__|__CUDACC_RTC__)")
+_INCLUDE = re.compile(
+    r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*[<"](?P<path>[^>"]+)[>"]'
+)
+_COMPILER_MACRO = re.compile(
+    r"\b(__CUDACC\w*__|__CUDA_ARCH\w*__|__NVCC__|__HIPCC__|__HIP_DEVICE_COMPILE__|__HIP_PLATFORM_\w+__|__CUDACC_RTC__)"
+)
 _API_MACRO = re.compile(
     r"\b(TORCH_CUDA_\w*API|C10_CUDA_\w+|AT_CUDA_\w+|AT_CUDNN_\w+|TORCH_CUDA\w*_CHECK\w*|"
     r"CUDA_KERNEL_ASSERT\w*|C10_CUDA_KERNEL_LAUNCH_CHECK|C10_NCCL_\w+|NCCL_CHECK\w*|"
@@ -191,6 +226,10 @@ class _Lines:
         return self.text[start : end if end >= 0 else len(self.text)]
 
 
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
 def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
@@ -280,7 +319,7 @@ def scan_c_text(
             category = _condition_category(rest)
             if category:
                 frame.finding = add(
-                    line_no, 1, category, f"#{kw}{rest.rstrip()} guards a block", None
+                    line_no, 1, category, f"#{kw} {_squash(rest)} guards a block", None
                 )
         elif kw in ("elif", "else", "endif"):
             if not stack:
@@ -289,8 +328,12 @@ def scan_c_text(
             if frame.finding is not None:
                 old = findings[frame.finding]
                 findings[frame.finding] = Finding(
-                    old.path, old.line, old.column, old.category,
-                    f"{old.message} (lines {frame.branch_line}-{line_no})", old.text,
+                    old.path,
+                    old.line,
+                    old.column,
+                    old.category,
+                    f"{old.message} (lines {frame.branch_line}-{line_no})",
+                    old.text,
                     (frame.branch_line, line_no),
                 )
                 frame.finding = None
@@ -302,7 +345,7 @@ def scan_c_text(
                 category = _condition_category(rest)
                 if category:
                     frame.finding = add(
-                        line_no, 1, category, f"#elif{rest.rstrip()} guards a block", None
+                        line_no, 1, category, f"#elif {_squash(rest)} guards a block", None
                     )
         elif kw in ("include", "include_next", "import"):
             inc = _INCLUDE.match(lines.line_text(line_no))
@@ -327,8 +370,12 @@ def scan_c_text(
             old = findings[frame.finding]
             end = len(code_lines)
             findings[frame.finding] = Finding(
-                old.path, old.line, old.column, old.category,
-                f"{old.message} (lines {frame.branch_line}-{end}, no #endif)", old.text,
+                old.path,
+                old.line,
+                old.column,
+                old.category,
+                f"{old.message} (lines {frame.branch_line}-{end}, no #endif)",
+                old.text,
                 (frame.branch_line, end),
             )
 
@@ -440,9 +487,7 @@ def scan_python_text(text: str, path: str) -> list[Finding]:
     return findings
 
 
-def scan_file(
-    path: str, display: str, rel: str, moved: MovedFiles | None
-) -> list[Finding]:
+def scan_file(path: str, display: str, rel: str, moved: MovedFiles | None) -> list[Finding]:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             text = handle.read()
@@ -466,7 +511,8 @@ def iter_files(roots: Iterable[str], suffixes: tuple[str, ...]) -> Iterator[str]
             continue
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(
-                d for d in dirnames
+                d
+                for d in dirnames
                 if not d.startswith(".") and not d.startswith("bazel-") and d != "__pycache__"
             )
             for name in sorted(filenames):

@@ -65,7 +65,9 @@ def render_summary(findings: list[Finding], depth: int) -> str:
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     out = []
     for n, row in enumerate(table):
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
         out.append("  ".join(cells).rstrip())
         if n == 0:
             out.append("  ".join("-" * w for w in widths))
@@ -121,8 +123,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
             "files_scanned": scanned,
             "findings": [f.as_dict() for f in kept],
             "allowed": [
-                {**f.as_dict(), "allowlist_entry": e.index, "reason": e.reason}
-                for f, e in allowed
+                {**f.as_dict(), "allowlist_entry": e.index, "reason": e.reason} for f, e in allowed
             ],
             "unused_allowlist_entries": [
                 {"index": e.index, "path": e.path, "category": e.category} for e in unused

@@ -55,8 +55,10 @@ class CheckResult:
             len(v) for v in self.unexpected_in_build.values()
         )
         verdict = "agree" if self.ok else f"disagree on {total} source(s)"
-        lines.append(f"reorg check: {len(self.compared_targets)} targets; classification and "
-                     f"BUILD files {verdict}")
+        lines.append(
+            f"reorg check: {len(self.compared_targets)} targets; classification and "
+            f"BUILD files {verdict}"
+        )
         return "\n".join(lines) + "\n"
 
 

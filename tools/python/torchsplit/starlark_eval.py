@@ -43,9 +43,7 @@ _TOP_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+=|=(?!=))")
 _TOP_DEF = re.compile(r"^def\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _TOP_STMT = re.compile(r"^[A-Za-z_@]")
 _LOCATION = re.compile(r"-->\s*(?P<file>[^\n]*?):(?P<line>\d+):(?P<col>\d+)")
-_LITERAL_OR_COMMENT = re.compile(
-    r'"((?:[^"\\\n]|\\.)*)"' r"|'((?:[^'\\\n]|\\.)*)'" r"|(#.*)"
-)
+_LITERAL_OR_COMMENT = re.compile(r'"((?:[^"\\\n]|\\.)*)"' r"|'((?:[^'\\\n]|\\.)*)'" r"|(#.*)")
 
 
 @dataclass(frozen=True)
@@ -181,9 +179,7 @@ def evaluate(
         raise TorchsplitError("no such file (expected a build_variables.bzl)", path=name) from exc
     except UnicodeDecodeError as exc:
         raise TorchsplitError(f"not UTF-8 text: {exc}", path=name) from exc
-    return evaluate_text(
-        text, name=name, config_values=config_values or {}, glob_root=glob_root
-    )
+    return evaluate_text(text, name=name, config_values=config_values or {}, glob_root=glob_root)
 
 
 def evaluate_text(
