@@ -174,6 +174,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--rules", help="rules TOML used with --build-variables")
     p.add_argument("--suffixes", help="comma-separated file suffixes to scan")
     p.add_argument("--summary-depth", type=int, default=3, help="directory depth of the summary")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=2, help="worker processes (default 2; 1 = serial)"
+    )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
     p.set_defaults(func=cmd_scan)
