@@ -79,3 +79,43 @@ def test_garbage_query_output_is_an_error():
     assert err.value.line == 1
     with pytest.raises(TorchsplitError, match="expected a Bazel label"):
         parse_query_output("# target: //core:torch_cpu\nnot a label\n", "q.txt")
+
+
+def test_runs_bazel_query_per_target_with_argument_lists(tmp_path, capsys):
+    # A stand-in bazel: answers `query 'labels(srcs, T)' --output=label` from the recording,
+    # and like real Bazel prints "INFO: Empty results" on stderr for an empty answer.
+    recorded = parse_query_output(OK.read_text(), "ok")
+    table = tmp_path / "answers.json"
+    table.write_text(json.dumps({t: sorted(p) for t, p in recorded.items()}))
+    fake = tmp_path / "bazel"
+    fake.write_text(
+        "#!/usr/bin/env python3\n"
+        "import json, sys\n"
+        f"answers = json.load(open({str(table)!r}))\n"
+        "assert sys.argv[1] == 'query' and sys.argv[3] == '--output=label', sys.argv\n"
+        "target = sys.argv[2][len('labels(srcs, '):-1]\n"
+        "paths = answers.get(target, [])\n"
+        "if not paths:\n"
+        "    print('INFO: Empty results', file=sys.stderr)\n"
+        "for p in paths:\n"
+        "    pkg = '/'.join(p.split('/')[:2]) if p.startswith('third_device/') else 'core'\n"
+        "    print('//' + pkg + ':' + p[len(pkg) + 1:])\n"
+    )
+    fake.chmod(0o755)
+    code = main(
+        [
+            "reorg",
+            "check",
+            "--build-variables",
+            str(BZL),
+            "--rules",
+            str(RULES),
+            "--bazel",
+            str(fake),
+            "--workspace",
+            str(tmp_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "classification and BUILD files agree" in out
