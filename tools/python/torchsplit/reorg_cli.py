@@ -1,0 +1,210 @@
+"""``torchsplit reorg``: evaluate / classify / emit / report / check."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from torchsplit import emit, selfcheck
+from torchsplit.classify import Classification, classify
+from torchsplit.errors import TorchsplitError
+from torchsplit.fsutil import atomic_write, atomic_write_many
+from torchsplit.rules import RuleSet, load_rules
+from torchsplit.starlark_eval import Evaluation, evaluate
+
+
+def _config_value(text: str) -> tuple[tuple[str, str], str]:
+    key, sep, value = text.partition("=")
+    section, dot, name = key.partition(".")
+    if not sep or not dot or not section or not name:
+        raise argparse.ArgumentTypeError(f"expected section.key=value, got {text!r}")
+    return (section, name), value
+
+
+def _add_input(parser: argparse.ArgumentParser, *, positional: bool = True) -> None:
+    if positional:
+        parser.add_argument("build_variables", help="a PyTorch-style build_variables.bzl")
+    parser.add_argument(
+        "--config-value",
+        action="append",
+        type=_config_value,
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="value returned by the native.read_config stub (default: the call's default)",
+    )
+    parser.add_argument(
+        "--glob-root",
+        help="directory in which the native.glob stub expands patterns (default: returns [])",
+    )
+
+
+def _add_rules(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rules", help="rules TOML (default: the packaged upstream PyTorch rules)")
+    parser.add_argument(
+        "--source-tree", help="checkout to check that every source exists (flags missing ones)"
+    )
+
+
+def _evaluate(args: argparse.Namespace, path: str) -> Evaluation:
+    return evaluate(path, config_values=dict(args.config_value), glob_root=args.glob_root)
+
+
+def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet, Classification]:
+    evaluation = _evaluate(args, path)
+    ruleset = load_rules(args.rules)
+    return evaluation, ruleset, classify(evaluation, ruleset, source_tree=args.source_tree)
+
+
+def _write_or_print(text: str, output: str | None) -> None:
+    if output and output != "-":
+        atomic_write(output, text)
+    else:
+        sys.stdout.write(text)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    evaluation = _evaluate(args, args.build_variables)
+    if args.format == "json":
+        data = {
+            "input": Path(evaluation.path).name,
+            "lists": evaluation.lists,
+            "lines": evaluation.list_lines,
+            "skipped_functions": evaluation.skipped_functions,
+            "stub_calls": [c.__dict__ for c in evaluation.stub_calls],
+        }
+        _write_or_print(json.dumps(data, indent=2) + "\n", args.output)
+        return 0
+    out = [
+        f"{evaluation.path}: {len(evaluation.lists)} lists, "
+        f"{len({s for v in evaluation.lists.values() for s in v})} distinct entries\n"
+    ]
+    for name, values in evaluation.lists.items():
+        out.append(f"  {evaluation.list_lines[name]:5d}  {name}: {len(values)}\n")
+    for name, why in evaluation.skipped_functions.items():
+        out.append(f"  skipped function {name}: {why}\n")
+    for call in evaluation.stub_calls:
+        out.append(f"  stub {call.function}({call.arguments}) -> {call.result}\n")
+    _write_or_print("".join(out), args.output)
+    return 0
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    _, _, result = _classify(args, args.build_variables)
+    if args.format == "json":
+        rows = [d.__dict__ for d in (result.decisions[s] for s in sorted(result.decisions))]
+        _write_or_print(json.dumps(rows, indent=2) + "\n", args.output)
+    else:
+        out = [
+            f"{d.source}\t{d.target}\t{d.rule}\t{d.reason}\n"
+            for d in (result.decisions[s] for s in sorted(result.decisions))
+        ]
+        out.extend(f"flag {f.kind}: {f.subject}: {f.message}\n" for f in result.flags)
+        _write_or_print("".join(out), args.output)
+    return 1 if args.strict and result.flags else 0
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    evaluation, ruleset, result = _classify(args, args.build_variables)
+    files = emit.render_all(result, evaluation, ruleset, bzl_name=args.bzl_name)
+    out_dir = Path(args.out)
+    atomic_write_many({out_dir / rel: text for rel, text in files.items()})
+    counts = result.by_target()
+    for label, sources in counts.items():
+        print(f"{label}: {len(sources)}")
+    print(f"flags: {len(result.flags)}; wrote {len(files)} files under {out_dir}")
+    return 1 if args.strict and result.flags else 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    evaluation, ruleset, result = _classify(args, args.build_variables)
+    data = emit.report_data(result, evaluation, ruleset)
+    text = emit.render_json(data) if args.format == "json" else emit.render_markdown(data)
+    _write_or_print(text, args.output)
+    return 1 if args.strict and result.flags else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    _, ruleset, result = _classify(args, args.build_variables)
+    if args.bazel_query_output is not None:
+        if args.bazel_query_output == "-":
+            text, where = sys.stdin.read(), "<stdin>"
+        else:
+            where = args.bazel_query_output
+            try:
+                text = Path(where).read_text(encoding="utf-8")
+            except FileNotFoundError as exc:
+                raise TorchsplitError("query output file not found", where) from exc
+        actual = selfcheck.parse_query_output(text, where)
+    else:
+        targets = [t.label for t in ruleset.targets.values()]
+        workspace = args.workspace or str(Path(args.build_variables).resolve().parent)
+        actual = selfcheck.run_bazel_query(args.bazel, targets, workspace)
+    suffixes = tuple(s if s.startswith(".") else f".{s}" for s in args.suffixes.split(","))
+    check = selfcheck.compare(result, actual, suffixes)
+    sys.stdout.write(check.render())
+    return 0 if check.ok else 1
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    reorg = subparsers.add_parser(
+        "reorg",
+        help="reorganise a build_variables.bzl into per-device targets",
+        description="Evaluate a PyTorch-style build_variables.bzl, give every source one "
+        "destination target, emit the split lists, a BUILD overlay and reports.",
+    )
+    sub = reorg.add_subparsers(dest="reorg_command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("evaluate", help="list the source lists the file defines")
+    _add_input(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", help="write here (atomically) instead of stdout")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("classify", help="print every source's destination and deciding rule")
+    _add_input(p)
+    _add_rules(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output")
+    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
+    p.set_defaults(func=cmd_classify)
+
+    p = sub.add_parser("emit", help="write split .bzl, BUILD overlay and reports to --out")
+    _add_input(p)
+    _add_rules(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--bzl-name", default=emit.GENERATED_BZL)
+    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
+    p.set_defaults(func=cmd_emit)
+
+    p = sub.add_parser("report", help="Markdown or JSON report of counts, decisions, flags")
+    _add_input(p)
+    _add_rules(p)
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.add_argument("-o", "--output")
+    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "check",
+        help="compare the classification with what the BUILD files compile (exit 1 on mismatch)",
+    )
+    p.add_argument("--build-variables", required=True)
+    _add_input(p, positional=False)
+    _add_rules(p)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--bazel-query-output",
+        metavar="FILE",
+        help="recorded per-target `labels(srcs, T)` output ('# target: T' sections or JSON); "
+        "'-' reads stdin",
+    )
+    source.add_argument("--bazel", help="Bazel binary to run `bazel query` with, per target")
+    p.add_argument("--workspace", help="where to run bazel (default: the .bzl's directory)")
+    p.add_argument(
+        "--suffixes",
+        default=",".join(selfcheck.DEFAULT_SUFFIXES),
+        help="only compare files with these suffixes (comma-separated)",
+    )
+    p.set_defaults(func=cmd_check)
