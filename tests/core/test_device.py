@@ -34,3 +34,21 @@ def test_malformed_index_is_rejected(text: str) -> None:
 def test_cpu_has_one_device_and_is_usable() -> None:
     assert torch_core._C.device_count("cpu") == 1
     torch_core._C.check_usable("cpu")
+
+
+def test_loads_beside_pytorch_in_one_process() -> None:
+    # Sonames are process-wide: ours must not shadow PyTorch's libtorch_cpu.so.
+    import subprocess
+    import sys
+
+    code = "import torch_core, torch; print(torch.ones(2).sum().item())"
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": ":".join(sys.path)},
+    )
+    if "No module named 'torch'" in proc.stderr:
+        pytest.skip("PyTorch is not installed")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "2.0"

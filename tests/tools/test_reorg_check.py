@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 from torchsplit.selfcheck import label_to_path, parse_query_output
@@ -93,7 +94,7 @@ def test_runs_bazel_query_per_target_with_argument_lists(tmp_path, capsys):
         "import json, sys\n"
         f"answers = json.load(open({str(table)!r}))\n"
         "assert sys.argv[1] == 'query' and sys.argv[3] == '--output=label', sys.argv\n"
-        "target = sys.argv[2][len('labels(srcs, '):-1]\n"
+        "target = sys.argv[2][len('labels(srcs, '):].split(' + ')[0]\n"
         "paths = answers.get(target, [])\n"
         "if not paths:\n"
         "    print('INFO: Empty results', file=sys.stderr)\n"

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from torchsplit.classify import classify
 from torchsplit.errors import TorchsplitError
 from torchsplit.rules import load_rules, parse_rules, tokens

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import starlark as sl
+
 from torchsplit.cli import main
 from torchsplit.starlark_eval import evaluate
 

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from torchsplit.errors import TorchsplitError
 from torchsplit.starlark_eval import evaluate, evaluate_text
 

@@ -2,21 +2,25 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
-def shared_cc_library(name, srcs, hdrs, deps = [], includes = [], visibility = None, api_visibility = None, **kwargs):
-    """Stamps out <name> (objects), lib<name>.so, and <name>_api (links the .so).
+def shared_cc_library(name, shared_name, srcs, hdrs, deps = [], includes = [], visibility = None, api_visibility = None, **kwargs):
+    """Stamps out <name> (objects), lib<shared_name>.so, and <name>_api (links the .so).
 
     Process-wide registries (device types, kernels, allocators) must exist once
     even when several Python extensions load them, so extensions and backends
-    depend on <name>_api, which links lib<name>.so dynamically, never on the
-    objects in <name>.
+    depend on <name>_api, which links lib<shared_name>.so dynamically, never
+    on the objects in <name>.
+
+    The shared object's name is its soname, unique in a process: choose one no
+    other library loaded beside it uses (PyTorch's own is libtorch_cpu.so).
 
     Args:
       name: library name, e.g. "torch_cpu".
+      shared_name: the shared object is lib<shared_name>.so.
       srcs: C++ sources.
       hdrs: public headers.
       deps: C++ dependencies of the sources.
       includes: include directories, relative to the package.
-      visibility: visibility of <name> and lib<name>.so.
+      visibility: visibility of <name> and lib<shared_name>.so.
       api_visibility: visibility of <name>_api.
       **kwargs: further cc_library attributes for <name>.
     """
@@ -27,21 +31,21 @@ def shared_cc_library(name, srcs, hdrs, deps = [], includes = [], visibility = N
         includes = includes,
         deps = deps,
         alwayslink = True,
-        # No implicit lib<name>.so from the cc_library: ours is the only one.
+        # No implicit lib<name>.so from the cc_library: the shared object is ours.
         linkstatic = True,
         visibility = visibility,
         **kwargs
     )
     cc_binary(
-        name = "lib%s.so" % name,
+        name = "lib%s.so" % shared_name,
         linkshared = True,
-        linkopts = ["-Wl,-soname,lib%s.so" % name],
+        linkopts = ["-Wl,-soname,lib%s.so" % shared_name],
         deps = [":" + name],
         visibility = visibility,
     )
     cc_library(
         name = name + "_api",
-        srcs = [":lib%s.so" % name],
+        srcs = [":lib%s.so" % shared_name],
         hdrs = hdrs,
         includes = includes,
         deps = deps,

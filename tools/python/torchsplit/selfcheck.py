@@ -114,11 +114,29 @@ def parse_query_output(text: str, where: str) -> dict[str, set[str]]:
     return result
 
 
+def srcs_query(target: str) -> str:
+    """The query for the sources a standard target builds.
+
+    Its own srcs, those of the target an alias points to (``:pybinding`` and
+    ``//core:_C`` are aliases of the extension), and those of its device-kernel
+    library ``<name>_kernels``, where the device_backend macro compiles a
+    module's ``.cu`` files.
+    """
+    package, _, name = target.partition(":")
+    kernels = f'attr(name, "^{re.escape(name)}_kernels$", {package}:*)'
+    return f"labels(srcs, {target} + labels(actual, {target}) + {kernels})"
+
+
+def package_exists(target: str, workspace: str | Path) -> bool:
+    package = target.partition(":")[0].removeprefix("//")
+    return any((Path(workspace) / package / name).is_file() for name in ("BUILD.bazel", "BUILD"))
+
+
 def run_bazel_query(bazel: str, targets: list[str], workspace: str | Path) -> dict[str, set[str]]:
     """Ask Bazel for each target's srcs (argument lists only; no shell)."""
     result: dict[str, set[str]] = {}
     for target in targets:
-        cmd = [bazel, "query", f"labels(srcs, {target})", "--output=label"]
+        cmd = [bazel, "query", srcs_query(target), "--output=label"]
         proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-5:])

@@ -1,0 +1,75 @@
+"""The project's own invariants, checked with its own tools.
+
+- core/ names no CUDA in any form (file contents and file names);
+- `torchsplit scan core/` finds no coupling, comments included;
+- `torchsplit reorg check` agrees with the BUILD files, and catches drift.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.bazel
+
+SELF_RULES = REPO / "tools" / "reorg" / "torchsplit_self.toml"
+
+
+def torchsplit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(REPO / "tools" / "torchsplit"), *args],
+        cwd=REPO,
+        env={**os.environ, "TORCHSPLIT_PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+
+
+def test_no_file_under_core_names_cuda() -> None:
+    offenders = []
+    for path in (REPO / "core").rglob("*"):
+        if "cuda" in str(path.relative_to(REPO)).lower():
+            offenders.append(f"{path}: in its name")
+        elif path.is_file() and re.search(rb"cuda", path.read_bytes(), re.IGNORECASE):
+            offenders.append(str(path))
+    assert offenders == []
+
+
+def test_scan_finds_no_coupling_in_core() -> None:
+    proc = torchsplit("scan", "core")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 finding(s)" in proc.stdout + proc.stderr
+
+
+def test_reorg_check_agrees_with_build_files() -> None:
+    proc = torchsplit(
+        "reorg", "check", "--build-variables", "build_variables.bzl",
+        "--rules", str(SELF_RULES), "--bazel", str(REPO / "tools" / "bazel"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "//third_device/torch_cuda:aten: ok" in proc.stdout
+
+
+def test_reorg_check_catches_a_source_listed_for_the_wrong_target(tmp_path: Path) -> None:
+    text = (REPO / "build_variables.bzl").read_text()
+    moved = '    "third_device/torch_cuda/csrc/framework/CUDAStream.cpp",\n'
+    assert moved in text
+    text = text.replace(moved, "").replace(
+        "torch_cuda_jit_sources = [\n", "torch_cuda_jit_sources = [\n" + moved
+    )
+    drifted = tmp_path / "build_variables.bzl"
+    drifted.write_text(text)
+    proc = torchsplit(
+        "reorg", "check", "--build-variables", str(drifted), "--rules", str(SELF_RULES),
+        "--bazel", str(REPO / "tools" / "bazel"), "--workspace", str(REPO),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "CUDAStream.cpp" in proc.stdout
