@@ -13,28 +13,34 @@ BACKEND_MODULES = ["framework", "aten", "jit", "distributed", "profiler", "pybin
 # ---- core: c10 -> aten -> torch/csrc, CPU only -----------------------------
 
 c10_sources = [
+    "core/c10/core/CachingAllocator.cpp",
+    "core/c10/core/CpuHooks.cpp",
     "core/c10/core/Device.cpp",
     "core/c10/core/DeviceRegistry.cpp",
+    "core/c10/core/Stream.cpp",
 ]
 
 aten_cpu_sources = [
-]
-
-torch_cpu_sources = [
+    "core/aten/Dispatcher.cpp",
+    "core/aten/Functions.cpp",
+    "core/aten/Tensor.cpp",
+    "core/aten/native/cpu/CpuKernels.cpp",
 ]
 
 # Python bindings of core: the torch_core._C extension.
 torch_python_sources = [
+    "core/csrc/DeviceBindings.cpp",
     "core/csrc/Module.cpp",
+    "core/csrc/TensorBindings.cpp",
 ]
 
 def libtorch_cpu_sources():
     """Every C++ source of //core:torch_cpu.
 
     Returns:
-      The c10, ATen CPU and torch/csrc core lists, in that order.
+      The c10 and ATen CPU lists, in that order.
     """
-    return c10_sources + aten_cpu_sources + torch_cpu_sources
+    return c10_sources + aten_cpu_sources
 
 # ---- third_device/torch_cuda ----------------------------------------------
 
