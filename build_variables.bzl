@@ -70,6 +70,30 @@ torch_cuda_pybinding_sources = [
     "third_device/torch_cuda/csrc/pybinding/Module.cpp",
 ]
 
+# ---- third_device/torch_emu: the emulated accelerator ----------------------
+
+torch_emu_framework_sources = [
+    "third_device/torch_emu/csrc/framework/EmuDriver.cpp",
+    "third_device/torch_emu/csrc/framework/EmuHooks.cpp",
+    "third_device/torch_emu/csrc/framework/EmuStream.cpp",
+]
+
+torch_emu_aten_sources = [
+    "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
+]
+
+# The jit, distributed and profiler slots of the standard shape; their seams
+# arrive with core's profiler, fusion and distributed runtime.
+torch_emu_jit_sources = []
+
+torch_emu_distributed_sources = []
+
+torch_emu_profiler_sources = []
+
+torch_emu_pybinding_sources = [
+    "third_device/torch_emu/csrc/pybinding/Module.cpp",
+]
+
 # ---- per-backend lookup ----------------------------------------------------
 
 _BACKEND_SOURCES = {
@@ -80,6 +104,14 @@ _BACKEND_SOURCES = {
         "jit": torch_cuda_jit_sources,
         "profiler": torch_cuda_profiler_sources,
         "pybinding": torch_cuda_pybinding_sources,
+    },
+    "torch_emu": {
+        "aten": torch_emu_aten_sources,
+        "distributed": torch_emu_distributed_sources,
+        "framework": torch_emu_framework_sources,
+        "jit": torch_emu_jit_sources,
+        "profiler": torch_emu_profiler_sources,
+        "pybinding": torch_emu_pybinding_sources,
     },
 }
 

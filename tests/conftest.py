@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
-PACKAGE_ROOTS = ["core", "third_device/torch_cuda"]
+PACKAGE_ROOTS = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
 
 for root in PACKAGE_ROOTS:
     for base in (REPO, BAZEL_BIN):

@@ -92,6 +92,9 @@ void init_device_bindings(py::module_& m) {
         py::arg("type"));
   m.def("is_available", [](const std::string& type) { return hooks_of(c10::Device::parse(type)).is_available(); },
         py::arg("type"));
+  m.def("current_device", [](const std::string& type) { return hooks_of(c10::Device::parse(type)).current_device(); },
+        py::arg("type"), "This thread's current device index of a device type.");
+  m.def("set_device", [](const c10::Device& d) { hooks_of(d).set_device(d.index()); }, py::arg("device"));
   m.def("check_usable", [](const c10::Device& d) { c10::DeviceRegistry::instance().check_usable(d); },
         py::arg("device"), "Raises RuntimeError saying why a device cannot be used.");
   m.def("synchronize", [](const c10::Device& d) { hooks_of(d).synchronize(d.index()); }, py::arg("device"),

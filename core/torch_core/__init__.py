@@ -1,6 +1,6 @@
 """torch_core: the device-agnostic core runtime of torchsplit.
 
-Core knows only the CPU; device backends (torch_emu, torch_cuda, ...)
+Core knows only the CPU; device backends (torch_emu, a vendor's, ...)
 register their device types when imported. Backends installed as
 distributions are found through the entry point group ``torch_core.backends``
 and imported by :func:`load_backends` at import time, unless

@@ -5,7 +5,6 @@ from __future__ import annotations
 from torch_core import _C
 
 Device = _C.Device
-DeviceLike = "str | _C.Device"
 
 
 def device(text: str | Device) -> Device:

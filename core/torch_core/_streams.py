@@ -1,4 +1,4 @@
-"""Streams and events of any device, as ``torch.cuda.Stream``/``Event`` offer them."""
+"""Streams and events of any device, with the interface PyTorch users know."""
 
 from __future__ import annotations
 

@@ -38,8 +38,8 @@ struct MemoryStats {
 };
 
 // The framework's generic device allocator: a vendor supplies raw allocate and
-// free (DeviceHooks); this caches memory on top, as PyTorch's CUDA caching
-// allocator does, so any backend gets it for free.
+// free (DeviceHooks); this caches memory on top, as PyTorch does for its
+// accelerators, so any backend gets it for free.
 //
 // - Sizes round up to 512 bytes. Requests up to 1 MiB come from 2 MiB
 //   segments (the small pool), larger ones from segments rounded up to 2 MiB
