@@ -47,7 +47,7 @@ dtype = _C.dtype
 float32 = _C.dtype.float32
 float64 = _C.dtype.float64
 int64 = _C.dtype.int64
-bool = _C.dtype.bool  # noqa: A001  (PyTorch spells it torch.bool)
+bool = _C.dtype.bool
 
 __all__ = [
     "Device",

@@ -10,6 +10,8 @@ import numpy as np
 from torch_core import _C
 from torch_core._devices import Device, device
 
+DeviceArg = str | Device
+
 _NUMPY = {
     _C.dtype.float32: np.float32,
     _C.dtype.float64: np.float64,
@@ -24,13 +26,17 @@ def _shape(size: tuple[Any, ...]) -> list[int]:
     return [int(s) for s in size]
 
 
-def empty(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: str | Device = "cpu") -> _C.Tensor:
+def empty(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: DeviceArg = "cpu") -> _C.Tensor:
     """An uninitialised tensor."""
     return _C.empty(_shape(size), dtype, _device(device))
 
 
 def full(
-    size: Sequence[int], fill_value: float, *, dtype: _C.dtype | None = None, device: str | Device = "cpu"
+    size: Sequence[int],
+    fill_value: float,
+    *,
+    dtype: _C.dtype | None = None,
+    device: DeviceArg = "cpu",
 ) -> _C.Tensor:
     """A tensor filled with ``fill_value`` (dtype inferred from it, like PyTorch)."""
     if dtype is None:
@@ -38,11 +44,11 @@ def full(
     return _C.full(_shape((size,)), float(fill_value), dtype, _device(device))
 
 
-def zeros(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: str | Device = "cpu") -> _C.Tensor:
+def zeros(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: DeviceArg = "cpu") -> _C.Tensor:
     return _C.full(_shape(size), 0.0, dtype, _device(device))
 
 
-def ones(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: str | Device = "cpu") -> _C.Tensor:
+def ones(*size: Any, dtype: _C.dtype = _C.dtype.float32, device: DeviceArg = "cpu") -> _C.Tensor:
     return _C.full(_shape(size), 1.0, dtype, _device(device))
 
 
@@ -52,7 +58,7 @@ def arange(
     step: float = 1,
     *,
     dtype: _C.dtype | None = None,
-    device: str | Device = "cpu",
+    device: DeviceArg = "cpu",
 ) -> _C.Tensor:
     """Values from ``start`` to ``end`` (exclusive); int64 unless any bound is a float."""
     if end is None:
@@ -63,7 +69,7 @@ def arange(
     return _C.arange(float(start), float(end), float(step), dtype, _device(device))
 
 
-def tensor(data: Any, *, dtype: _C.dtype | None = None, device: str | Device = "cpu") -> _C.Tensor:
+def tensor(data: Any, *, dtype: _C.dtype | None = None, device: DeviceArg = "cpu") -> _C.Tensor:
     """A tensor from nested lists, Python numbers or a NumPy array (always a copy).
 
     Python floats give float32 and ints int64, as in PyTorch; NumPy arrays keep
@@ -85,7 +91,8 @@ def tensor(data: Any, *, dtype: _C.dtype | None = None, device: str | Device = "
             raise TypeError(f"tensor(): cannot make a tensor from {type(data).__name__} data")
     if dtype is not None:
         array = array.astype(_NUMPY[dtype])
-    return _C.from_numpy(np.ascontiguousarray(array), _device(device))
+    # np.require keeps 0-d arrays 0-d (ascontiguousarray would make them 1-d).
+    return _C.from_numpy(np.require(array, requirements="C"), _device(device))
 
 
 def _infer_scalar_dtype(value: float) -> _C.dtype:
@@ -96,5 +103,5 @@ def _infer_scalar_dtype(value: float) -> _C.dtype:
     return _C.dtype.float32
 
 
-def _device(target: str | Device) -> Device:
+def _device(target: DeviceArg) -> Device:
     return device(target)

@@ -41,7 +41,7 @@ def tanh(a: Tensor) -> Tensor:
     return a.tanh()
 
 
-def sum(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def sum(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return a.sum(dim, keepdim)
 
 
@@ -49,7 +49,7 @@ def mean(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return a.mean(dim, keepdim)
 
 
-def max(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+def max(a: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     return a.max(dim, keepdim)
 
 

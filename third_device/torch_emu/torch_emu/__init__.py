@@ -15,7 +15,6 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import torch_core  # noqa: F401  (core first: _EMUC registers into its registry)
-
 from torch_emu import _EMUC, backends
 from torch_emu.core import (
     Event,

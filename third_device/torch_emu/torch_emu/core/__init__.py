@@ -1,6 +1,12 @@
 """The ``torch.cuda``-like API of torch_emu, over torch_core's generic runtime."""
 
-from torch_emu.core.device import current_device, device_count, is_available, set_device, synchronize
+from torch_emu.core.device import (
+    current_device,
+    device_count,
+    is_available,
+    set_device,
+    synchronize,
+)
 from torch_emu.core.memory import (
     empty_cache,
     max_memory_allocated,

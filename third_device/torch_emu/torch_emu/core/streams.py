@@ -9,7 +9,7 @@ Event = torch_core.Event
 stream = torch_core.stream
 
 
-def Stream(device: int | str | torch_core.Device | None = None) -> torch_core.Stream:  # noqa: N802
+def Stream(device: int | str | torch_core.Device | None = None) -> torch_core.Stream:
     """A new stream (its own worker) on an emu device."""
     return torch_core.Stream(resolve(device))
 
