@@ -3,10 +3,12 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "c10/core/CachingAllocator.h"
 #include "c10/core/Device.h"
+#include "c10/core/DeviceGuard.h"
 #include "c10/core/DeviceRegistry.h"
 #include "c10/core/Stream.h"
 #include "csrc/Bindings.h"
@@ -44,6 +46,12 @@ class EventHandle {
  private:
   c10::Device device_;
   c10::EventId id_;
+};
+
+struct ScopedDeviceGuard {
+  explicit ScopedDeviceGuard(const c10::Device& d) : device(d) {}
+  c10::Device device;
+  std::optional<c10::DeviceGuard> guard;
 };
 
 py::dict stats_dict(const c10::MemoryStats& s) {
@@ -95,6 +103,15 @@ void init_device_bindings(py::module_& m) {
   m.def("current_device", [](const std::string& type) { return hooks_of(c10::Device::parse(type)).current_device(); },
         py::arg("type"), "This thread's current device index of a device type.");
   m.def("set_device", [](const c10::Device& d) { hooks_of(d).set_device(d.index()); }, py::arg("device"));
+  // `with torch_core.DeviceGuard("emu:1"):` -- the C++ guard lives exactly as
+  // long as the block (Python's object may outlive it).
+  py::class_<ScopedDeviceGuard>(m, "DeviceGuard")
+      .def(py::init<const c10::Device&>(), py::arg("device"))
+      .def("__enter__", [](ScopedDeviceGuard& g) -> ScopedDeviceGuard& {
+        g.guard.emplace(g.device);
+        return g;
+      })
+      .def("__exit__", [](ScopedDeviceGuard& g, py::args) { g.guard.reset(); });
   m.def("check_usable", [](const c10::Device& d) { c10::DeviceRegistry::instance().check_usable(d); },
         py::arg("device"), "Raises RuntimeError saying why a device cannot be used.");
   m.def("synchronize", [](const c10::Device& d) { hooks_of(d).synchronize(d.index()); }, py::arg("device"),

@@ -43,6 +43,7 @@ from torch_core._streams import Event, Stream, current_stream, stream
 from torch_core._tensor import Tensor
 
 OutOfMemoryError = _C.OutOfMemoryError
+DeviceGuard = _C.DeviceGuard
 dtype = _C.dtype
 float32 = _C.dtype.float32
 float64 = _C.dtype.float64
@@ -51,6 +52,7 @@ bool = _C.dtype.bool
 
 __all__ = [
     "Device",
+    "DeviceGuard",
     "Event",
     "OutOfMemoryError",
     "Stream",

@@ -111,3 +111,11 @@ def test_current_device_is_per_thread_and_checked() -> None:
         assert seen == [0]
     finally:
         torch_emu.set_device(0)
+
+
+def test_device_guard_sets_and_restores_the_current_device() -> None:
+    assert torch_emu.current_device() == 0
+    with torch_emu.device(1):
+        assert torch_emu.current_device() == 1
+        assert str(torch_emu.Stream().device) == "emu:1"
+    assert torch_emu.current_device() == 0

@@ -1,12 +1,5 @@
 """The ``torch.cuda``-like API of torch_emu, over torch_core's generic runtime."""
 
-from torch_emu.core.device import (
-    current_device,
-    device_count,
-    is_available,
-    set_device,
-    synchronize,
-)
 from torch_emu.core.memory import (
     empty_cache,
     max_memory_allocated,
@@ -15,6 +8,14 @@ from torch_emu.core.memory import (
     memory_stats,
     reset_peak_memory_stats,
 )
+from torch_emu.core.runtime import (
+    current_device,
+    device,
+    device_count,
+    is_available,
+    set_device,
+    synchronize,
+)
 from torch_emu.core.streams import Event, Stream, current_stream, stream
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "Stream",
     "current_device",
     "current_stream",
+    "device",
     "device_count",
     "empty_cache",
     "is_available",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch_core
 from torch_core import memory as _memory
-from torch_emu.core.device import resolve
+from torch_emu.core.runtime import resolve
 
 
 def memory_stats(device: int | str | torch_core.Device | None = None) -> dict[str, int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import torch_core
-from torch_emu.core.device import resolve
+from torch_emu.core.runtime import resolve
 
 Event = torch_core.Event
 stream = torch_core.stream

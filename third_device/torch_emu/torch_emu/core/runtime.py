@@ -38,3 +38,8 @@ def resolve(device: int | str | torch_core.Device | None) -> torch_core.Device:
 def synchronize(device: int | str | torch_core.Device | None = None) -> None:
     """Waits for all work on every stream of the device."""
     torch_core.synchronize(resolve(device))
+
+
+def device(index: int) -> torch_core.DeviceGuard:
+    """``with torch_emu.device(1):`` makes emu:1 this thread's current device in the block."""
+    return torch_core.DeviceGuard(resolve(index))
