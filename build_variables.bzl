@@ -27,10 +27,18 @@ aten_cpu_sources = [
     "core/aten/native/cpu/CpuKernels.cpp",
 ]
 
+# torch/csrc's runtime parts (linked into libtorch_core.so, where backends
+# register into them): the profiler.
+torch_cpu_sources = [
+    "core/csrc/profiler/Profiler.cpp",
+    "core/csrc/profiler/ProfilerStubs.cpp",
+]
+
 # Python bindings of core: the torch_core._C extension.
 torch_python_sources = [
     "core/csrc/DeviceBindings.cpp",
     "core/csrc/Module.cpp",
+    "core/csrc/ProfilerBindings.cpp",
     "core/csrc/TensorBindings.cpp",
 ]
 
@@ -38,9 +46,9 @@ def libtorch_cpu_sources():
     """Every C++ source of //core:torch_cpu.
 
     Returns:
-      The c10 and ATen CPU lists, in that order.
+      The c10, ATen CPU and torch/csrc runtime lists, in that order.
     """
-    return c10_sources + aten_cpu_sources
+    return c10_sources + aten_cpu_sources + torch_cpu_sources
 
 # ---- third_device/torch_cuda ----------------------------------------------
 
@@ -82,13 +90,15 @@ torch_emu_aten_sources = [
     "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
 ]
 
-# The jit, distributed and profiler slots of the standard shape; their seams
-# arrive with core's profiler, fusion and distributed runtime.
+# The jit and distributed slots of the standard shape; their seams arrive
+# with core's fusion and distributed runtime.
 torch_emu_jit_sources = []
 
 torch_emu_distributed_sources = []
 
-torch_emu_profiler_sources = []
+torch_emu_profiler_sources = [
+    "third_device/torch_emu/csrc/profiler/EmuProfilerStubs.cpp",
+]
 
 torch_emu_pybinding_sources = [
     "third_device/torch_emu/csrc/pybinding/Module.cpp",

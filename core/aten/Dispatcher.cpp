@@ -48,7 +48,7 @@ void Dispatcher::call(const std::string& op, const KernelCall& call) const {
     throw NotImplementedError("op '" + op + "' has no kernel for device '" + device.str() +
                               "' (device type '" + device.type_name() + "')");
   }
-  DispatchObserver* observer = observer_;
+  DispatchObserver* observer = this->observer();
   if (observer != nullptr) {
     observer->on_enter(op, call);
   }

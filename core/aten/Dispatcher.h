@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -43,15 +44,15 @@ class Dispatcher {
   // Runs the kernel of out's device; NotImplementedError names op and device.
   void call(const std::string& op, const KernelCall& call) const;
 
-  void set_observer(DispatchObserver* observer) { observer_ = observer; }
-  DispatchObserver* observer() const { return observer_; }
+  void set_observer(DispatchObserver* observer) { observer_.store(observer, std::memory_order_release); }
+  DispatchObserver* observer() const { return observer_.load(std::memory_order_acquire); }
 
  private:
   Dispatcher() = default;
 
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, c10::DeviceTypeId>, Kernel> kernels_;
-  DispatchObserver* observer_ = nullptr;
+  std::atomic<DispatchObserver*> observer_{nullptr};
 };
 
 }  // namespace at

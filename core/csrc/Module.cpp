@@ -26,4 +26,5 @@ PYBIND11_MODULE(_C, m) {
 
   torch_core::python::init_device_bindings(m);
   torch_core::python::init_tensor_bindings(m);
+  torch_core::python::init_profiler_bindings(m);
 }

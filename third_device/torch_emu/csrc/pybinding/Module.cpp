@@ -12,6 +12,7 @@
 #include "torch_emu/csrc/aten/EmuKernels.h"
 #include "torch_emu/csrc/framework/EmuDriver.h"
 #include "torch_emu/csrc/framework/EmuHooks.h"
+#include "torch_emu/csrc/profiler/EmuProfilerStubs.h"
 
 namespace py = pybind11;
 
@@ -48,6 +49,7 @@ PYBIND11_MODULE(_EMUC, m) {
   static const c10::DeviceTypeId emu = [] {
     const c10::DeviceTypeId id = torch_emu::register_emu_device_type();
     torch_emu::register_emu_kernels(id);
+    torch_emu::register_emu_profiler(id);
     return id;
   }();
   m.attr("device_type_id") = emu;
