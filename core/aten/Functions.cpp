@@ -59,31 +59,44 @@ int64_t normalize_dim(const std::string& op, int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + rank : dim;
 }
 
-// Reduces `a` over `dim` (or everything): fills the call's geometry and
-// returns the output shape.
-Shape reduction_geometry(const std::string& op, const Tensor& a, std::optional<int64_t> dim,
-                         bool keepdim, KernelCall& call) {
+// How a reduction (or softmax) over `dim`, or over everything, sees its input:
+// [outer, size, inner], and the shape of its result.
+struct Reduction {
+  int64_t outer = 1;
+  int64_t size = 1;
+  int64_t inner = 1;
+  Shape out_shape;
+};
+
+Reduction reduction_geometry(const std::string& op, const Tensor& a, std::optional<int64_t> dim,
+                             bool keepdim) {
   const Shape& shape = a.shape();
   if (!dim.has_value()) {
-    call.outer = 1;
-    call.size = a.numel();
-    call.inner = 1;
-    return keepdim ? Shape(shape.size(), 1) : Shape{};
+    return {1, a.numel(), 1, keepdim ? Shape(shape.size(), 1) : Shape{}};
   }
   const int64_t d = normalize_dim(op, *dim, a.dim());
   if (a.dim() == 0) {
-    call.outer = call.size = call.inner = 1;
-    return {};
+    return {1, 1, 1, {}};
   }
-  call.outer = numel_of(Shape(shape.begin(), shape.begin() + d));
-  call.size = shape[d];
-  call.inner = numel_of(Shape(shape.begin() + d + 1, shape.end()));
   Shape out = shape;
   if (keepdim) {
     out[d] = 1;
   } else {
     out.erase(out.begin() + d);
   }
+  return {numel_of(Shape(shape.begin(), shape.begin() + d)), shape[d],
+          numel_of(Shape(shape.begin() + d + 1, shape.end())), out};
+}
+
+// Allocates the output and runs `op` over the reduction's geometry.
+Tensor run_reduction(const std::string& op, const Tensor& a, const Reduction& r, const Shape& out_shape,
+                     ScalarType out_dtype) {
+  Tensor out = empty(out_shape, out_dtype, a.device());
+  KernelCall call = make_call({a}, out);
+  call.outer = r.outer;
+  call.size = r.size;
+  call.inner = r.inner;
+  Dispatcher::instance().call(op, call);
   return out;
 }
 
@@ -237,55 +250,32 @@ Tensor unary(const std::string& op, const Tensor& a) {
 }
 
 Tensor sum(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  KernelCall call;
-  const Shape shape = reduction_geometry("sum", a, dim, keepdim, call);
+  const Reduction r = reduction_geometry("sum", a, dim, keepdim);
   const ScalarType dtype = c10::is_floating(a.dtype()) ? a.dtype() : ScalarType::Int64;
-  Tensor out = empty(shape, dtype, a.device());
-  KernelCall full_call = make_call({a}, out);
-  full_call.outer = call.outer;
-  full_call.size = call.size;
-  full_call.inner = call.inner;
-  Dispatcher::instance().call("sum", full_call);
-  return out;
+  return run_reduction("sum", a, r, r.out_shape, dtype);
 }
 
 Tensor mean(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
   if (!c10::is_floating(a.dtype())) {
     throw error("mean", std::string("expected a floating dtype, got ") + c10::name(a.dtype()));
   }
-  KernelCall geometry;
-  reduction_geometry("mean", a, dim, keepdim, geometry);
-  return binary("div", sum(a, dim, keepdim), Scalar{static_cast<double>(geometry.size), Scalar::Kind::Int});
+  const Reduction r = reduction_geometry("mean", a, dim, keepdim);
+  return binary("div", sum(a, dim, keepdim), Scalar{static_cast<double>(r.size), Scalar::Kind::Int});
 }
 
 Tensor max(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  KernelCall geometry;
-  const Shape shape = reduction_geometry("max", a, dim, keepdim, geometry);
-  if (geometry.size == 0) {
+  const Reduction r = reduction_geometry("max", a, dim, keepdim);
+  if (r.size == 0) {
     throw error("max", "a reduction over an empty dimension has no identity");
   }
-  Tensor out = empty(shape, a.dtype(), a.device());
-  KernelCall call = make_call({a}, out);
-  call.outer = geometry.outer;
-  call.size = geometry.size;
-  call.inner = geometry.inner;
-  Dispatcher::instance().call("max", call);
-  return out;
+  return run_reduction("max", a, r, r.out_shape, a.dtype());
 }
 
 Tensor softmax(const Tensor& a, int64_t dim) {
   if (!c10::is_floating(a.dtype())) {
     throw error("softmax", std::string("expected a floating dtype, got ") + c10::name(a.dtype()));
   }
-  KernelCall geometry;
-  reduction_geometry("softmax", a, dim, true, geometry);
-  Tensor out = empty(a.shape(), a.dtype(), a.device());
-  KernelCall call = make_call({a}, out);
-  call.outer = geometry.outer;
-  call.size = geometry.size;
-  call.inner = geometry.inner;
-  Dispatcher::instance().call("softmax", call);
-  return out;
+  return run_reduction("softmax", a, reduction_geometry("softmax", a, dim, true), a.shape(), a.dtype());
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {

@@ -16,42 +16,7 @@ __path__ = extend_path(__path__, __name__)
 
 import torch_core  # noqa: F401  (core first: _EMUC registers into its registry)
 from torch_emu import _EMUC, backends
-from torch_emu.core import (
-    Event,
-    Stream,
-    current_device,
-    current_stream,
-    device,
-    device_count,
-    empty_cache,
-    is_available,
-    max_memory_allocated,
-    memory_allocated,
-    memory_reserved,
-    memory_stats,
-    reset_peak_memory_stats,
-    set_device,
-    stream,
-    synchronize,
-)
+from torch_emu.core import *  # noqa: F403  (the torch.cuda-like API)
+from torch_emu.core import __all__ as _core_api
 
-__all__ = [
-    "_EMUC",
-    "Event",
-    "Stream",
-    "backends",
-    "current_device",
-    "current_stream",
-    "device",
-    "device_count",
-    "empty_cache",
-    "is_available",
-    "max_memory_allocated",
-    "memory_allocated",
-    "memory_reserved",
-    "memory_stats",
-    "reset_peak_memory_stats",
-    "set_device",
-    "stream",
-    "synchronize",
-]
+__all__ = ["_EMUC", "backends", *_core_api]
