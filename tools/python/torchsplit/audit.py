@@ -15,6 +15,7 @@ then gets one ``--output=xml`` query for its path and one cquery.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import time
@@ -219,7 +220,7 @@ class Auditor:
                 for line in proc.stderr.splitlines()
                 if line.startswith("ERROR") and not _ASPECT_ERROR.search(line)
             ]
-            if other or not proc.stdout.strip() and "layering_check" not in proc.stderr:
+            if other or (not proc.stdout.strip() and "layering_check" not in proc.stderr):
                 raise BazelFailed(
                     f"`bazel cquery {expr}` exited {proc.returncode}:\n{error_lines(proc.stderr)}"
                 )
@@ -275,7 +276,7 @@ class Auditor:
             if path is None:
                 continue  # reaches the to-set only through another from-target
             hops = [Hop(path[0], nodes[path[0]].kind, nodes[path[0]].location)]
-            for prev, label in zip(path, path[1:], strict=False):
+            for prev, label in itertools.pairwise(path):
                 node = nodes.get(label)
                 attrs = [a for a, v in nodes[prev].attributes.items() if label in v]
                 hops.append(
