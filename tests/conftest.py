@@ -19,6 +19,10 @@ REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
 PACKAGE_ROOTS = ["core", "third_device/torch_cuda"]
 
+# The torchsplit tools (harnesses shared by tests and the CLI).
+if str(REPO / "tools" / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "tools" / "python"))
+
 for root in PACKAGE_ROOTS:
     for base in (REPO, BAZEL_BIN):
         entry = str(base / root)

@@ -34,6 +34,9 @@ _ASPECT_ERROR = re.compile(
     r"layering_check aspect on |Analysis of aspect '[^']*layering_check|"
     r"command succeeded, but not all targets were analyzed"
 )
+_HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".cuh", ".inl")
+_INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
+_VISIBILITY_ERROR = re.compile(r"^ERROR: .* is not visible from target ", re.MULTILINE)
 
 
 @dataclass
@@ -211,16 +214,22 @@ class Auditor:
         return f"somepath({pair.source}, {pair.target})"
 
     def _cquery(self, expr: str) -> list[str]:
-        """cquery runs the build's aspects too: the layering check fails analysis exactly
-        where a violation is, so keep going and accept those errors (and only those)."""
-        proc = self.bazel.run("cquery", expr, "--keep_going", *self.cquery_flags, check=False)
+        """cquery analyses like a build: the layering aspect (attached to every build in
+        .bazelrc) fails exactly where a violation is, and a visibility error drops the
+        target from the configured graph. So keep going, accept the aspect's errors and,
+        on a visibility error, ask again with --nocheck_visibility. Any other error is
+        Bazel failing."""
+        flags = ["--keep_going", *self.cquery_flags]
+        proc = self.bazel.run("cquery", expr, *flags, check=False)
+        if proc.returncode != 0 and _VISIBILITY_ERROR.search(proc.stderr):
+            proc = self.bazel.run("cquery", expr, *flags, "--nocheck_visibility", check=False)
         if proc.returncode != 0:
             other = [
                 line
                 for line in proc.stderr.splitlines()
                 if line.startswith("ERROR") and not _ASPECT_ERROR.search(line)
             ]
-            if other or (not proc.stdout.strip() and "layering_check" not in proc.stderr):
+            if other:
                 raise BazelFailed(
                     f"`bazel cquery {expr}` exited {proc.returncode}:\n{error_lines(proc.stderr)}"
                 )
@@ -341,30 +350,43 @@ class Auditor:
 
     # -- headers (the coupling scanner) -----------------------------------------------
     def _headers(self, pairs: list[Pair], result: AuditResult) -> None:
+        """Includes from a from-side source directory of a file of the to-side: a header
+        of a backend (by path, whatever its name), or a CUDA header (the scanner's
+        cuda-include) for a toolkit repository."""
         root = self.bazel.workspace
-        seen: set[tuple[str, str, int]] = set()
+        moved: dict[str, MovedFiles] = {}
         for pair in pairs:
             target = Pattern.parse(pair.target)
-            dirs = [str(root / pkg) for pkg in pair.source_packages]
-            if target.repo:
-                moved = None  # a toolkit repository: its headers are the scanner's CUDA includes
-                categories: tuple[str, ...] = ("cuda-include",)
-            else:
-                tdir = root / "/".join(target.parts)
-                moved = MovedFiles.from_sources(
-                    os.path.relpath(f, root)
-                    for f in iter_files([str(tdir)], (".h", ".hpp", ".cuh"))
+            if not target.repo and pair.target not in moved:
+                files = iter_files([str(root / "/".join(target.parts))], _HEADER_SUFFIXES)
+                moved[pair.target] = MovedFiles.from_sources(
+                    os.path.relpath(f, root) for f in files
                 )
-                categories = ("moved-include",)
-            findings, _ = scan_paths(dirs, base=str(root), moved=moved, jobs=1)
+        seen: set[tuple[str, str, int]] = set()
+        for pair in pairs:
+            dirs = [str(root / pkg) for pkg in pair.source_packages]
+            findings, _ = scan_paths(dirs, base=str(root), moved=moved.get(pair.target), jobs=1)
             for f in findings:
-                if f.category not in categories or self.policy.is_exempt(
-                    "", str(Path(f.path).parent)
+                m = _INCLUDE.search(f.text)
+                if f.category not in ("cuda-include", "moved-include") or m is None:
+                    continue
+                include = m.group(1)
+                if self.policy.is_exempt("", str(Path(f.path).parent)):
+                    continue
+                if pair.target in moved:
+                    hit = moved[pair.target].match(include)
+                    if hit is None:
+                        continue
+                    message = f"includes <{include}>, which is {hit} (under {pair.target})"
+                elif f.category == "cuda-include" and not any(
+                    files.match(include) for files in moved.values()
                 ):
+                    message = f"includes <{include}>, a header of {pair.target} (CUDA)"
+                else:
                     continue
                 key = (pair.rule.name, f.path, f.line)
                 if key not in seen:
                     seen.add(key)
                     result.headers.append(
-                        HeaderFinding(pair.rule.name, f.path, f.line, f.message, f.text)
+                        HeaderFinding(pair.rule.name, f.path, f.line, message, f.text)
                     )
