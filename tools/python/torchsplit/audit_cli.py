@@ -42,6 +42,27 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0 if result.ok else 1
 
 
+def cmd_mutations(args: argparse.Namespace) -> int:
+    from torchsplit.mutations import MUTATIONS, render_matrix, run_all
+
+    workspace = _workspace(args.workspace)
+    chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
+    if args.only and len(chosen) != len(set(args.only)):
+        known = ", ".join(m.name for m in MUTATIONS)
+        raise TorchsplitError(f"unknown mutation in {args.only}; known: {known}")
+    results = run_all(
+        workspace, tuple(chosen), bazel=args.bazel, log=lambda m: print(m, flush=True)
+    )
+    matrix = render_matrix(results)
+    sys.stdout.write("\n" + matrix)
+    problems = [p for r in results for p in r.problems]
+    for problem in problems:
+        print(f"torchsplit audit-mutations: {problem}", file=sys.stderr)
+    if args.markdown:
+        Path(args.markdown).write_text(matrix, encoding="utf-8")
+    return 1 if problems else 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "audit",
@@ -64,3 +85,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--no-headers", action="store_true", help="skip the include scan")
     p.set_defaults(func=cmd_audit)
+
+    m = subparsers.add_parser(
+        "audit-mutations",
+        help="inject layering violations in a temporary copy; print which layer catches each",
+        description="Copy the checkout to a temporary directory (one Bazel output base), inject "
+        "one violation at a time and run every enforcement layer on it. Prints the violation x "
+        "layer matrix; exit 1 when a violation is caught by fewer than two layers or a layer "
+        "misses its expected message.",
+    )
+    m.add_argument("--workspace", help="the checkout to copy (default: the one around .)")
+    m.add_argument("--bazel", help="Bazel launcher (default: the copy's tools/bazel)")
+    m.add_argument("--only", action="append", help="run just this mutation (repeatable)")
+    m.add_argument("--markdown", help="also write the matrix (Markdown) to this file")
+    m.set_defaults(func=cmd_mutations)
