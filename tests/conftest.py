@@ -24,6 +24,10 @@ PACKAGE_ROOTS = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
 for base in (BAZEL_BIN, REPO):
     sys.path.insert(0, str(base / "tests" / "backends"))
 
+# The torchsplit tools (harnesses shared by tests and the CLI).
+if str(REPO / "tools" / "python") not in sys.path:
+    sys.path.insert(0, str(REPO / "tools" / "python"))
+
 for root in PACKAGE_ROOTS:
     for base in (REPO, BAZEL_BIN):
         entry = str(base / root)

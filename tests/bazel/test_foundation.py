@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, Bazel
+from torchsplit.checkout import copy_checkout
 
 pytestmark = pytest.mark.bazel
 
@@ -80,23 +80,9 @@ def test_cuda_backend_builds_nvcc_kernels_for_sm_90(bazel: Bazel) -> None:
     assert "arch=compute_90,code=sm_90" in aquery
 
 
-def _copy_checkout(dest: Path) -> None:
-    files = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        cwd=REPO,
-        capture_output=True,
-        check=True,
-    ).stdout.split(b"\0")
-    for name in filter(None, files):
-        src = REPO / name.decode()
-        if src.is_file():
-            (dest / name.decode()).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / name.decode())
-
-
 def test_core_cannot_see_backends_or_the_toolkit(tmp_path: Path) -> None:
     checkout = tmp_path / "checkout"
-    _copy_checkout(checkout)
+    copy_checkout(REPO, checkout)
     probe = checkout / "core" / "probe"
     probe.mkdir()
     (probe / "BUILD.bazel").write_text(

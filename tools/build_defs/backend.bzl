@@ -21,6 +21,7 @@ load("@rules_cc//cc:defs.bzl", "cc_library")
 load("@rules_python//python:defs.bzl", "py_library")
 load("//:build_variables.bzl", "BACKEND_MODULES")
 load("//tools/build_defs:sources.bzl", "package_sources")
+load("//tools/layering:rules.bzl", "backend_visibility")
 
 # Which standard modules each module builds on (framework is the base).
 _MODULE_DEPS = {
@@ -66,11 +67,9 @@ def device_backend(
     if missing:
         fail("device_backend '%s': no sources for module(s) %s" % (name, ", ".join(missing)))
 
-    # Backends see core; nothing outside the backend (and its tests) sees it.
-    visibility = [
-        "//third_device/%s:__subpackages__" % name,
-        "//tests:__subpackages__",
-    ]
+    # Backends see core; nothing outside the backend (and its tests) sees it
+    # (BACKEND_VISIBILITY in tools/layering/policy.bzl).
+    visibility = backend_visibility(name)
     common = {
         "target_compatible_with": target_compatible_with,
         "visibility": visibility,

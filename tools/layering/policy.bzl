@@ -1,0 +1,65 @@
+"""The layering policy of torchsplit: the one file every enforcement layer reads.
+
+Plain data only (no load, no function), so that Starlark (visibility in
+tools/build_defs/backend.bzl, the aspect in tools/layering/check.bzl) and
+Python (`torchsplit audit`, which evaluates this file with starlark-pyo3) read
+the same values. See docs/layering.md.
+
+Patterns name packages: "//core/..." is the package core and everything below
+it, "@local_cuda//..." every package of that repository. A placeholder such as
+"{backend}" stands for one directory name; within one rule, the same
+placeholder binds the same name on both sides and different placeholders bind
+different names. So "//third_device/{backend}/..." -> "//third_device/{other}/..."
+forbids every backend from depending on every other one, and a new backend
+needs no edit here.
+"""
+
+# The layers, for reports: name -> package pattern (first match wins).
+LAYERS = [
+    ["core", "//core/..."],
+    ["backend", "//third_device/{backend}/..."],
+    ["toolkit", "@local_cuda//..."],
+    ["tests", "//tests/..."],
+    ["tools", "//tools/..."],
+]
+
+# Forbidden dependency edges, direct or transitive (through deps, data, srcs and
+# the like, in any select() branch). "from" may not reach "to".
+FORBIDDEN = [
+    {
+        "from": "//core/...",
+        "name": "core-to-backend",
+        "to": "//third_device/...",
+        "why": "core knows no device but the CPU; backends register their devices at run time",
+    },
+    {
+        "from": "//core/...",
+        "name": "core-to-toolkit",
+        "to": "@local_cuda//...",
+        "why": "core builds with no CUDA toolkit present; only backends may use the toolkit",
+    },
+    {
+        "from": "//third_device/{backend}/...",
+        "name": "backend-to-backend",
+        "to": "//third_device/{other}/...",
+        "why": "device backends never depend on each other; share code through core",
+    },
+]
+
+# Packages no rule applies to as a source: they may depend on anything.
+EXEMPT = [
+    "//tests/...",
+    "//tools/...",
+]
+
+# Visibility of the guarded layers (layer 1). A backend's targets are visible to
+# the backend itself and to the tests; the CUDA toolkit repository only to
+# backends (WORKSPACE passes toolkit_visibility; a test checks they agree).
+BACKEND_VISIBILITY = [
+    "//third_device/{backend}/...",
+    "//tests/...",
+]
+
+TOOLKIT_VISIBILITY = [
+    "//third_device/...",
+]

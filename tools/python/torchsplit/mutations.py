@@ -1,0 +1,411 @@
+"""The layering mutation harness: inject one violation at a time, see which layer catches it.
+
+One temporary copy of the checkout (a git repository, so each mutation is
+reverted with checkout + clean) and one Bazel --output_base, so Bazel stays
+warm across mutations. For each mutation the layers run independently:
+
+  visibility  `bazel build --nobuild --keep_going //...`: Bazel's "is not visible" errors
+  aspect      the same with --nocheck_visibility: the layering_check aspect's errors
+  audit       `torchsplit audit` (query/cquery paths and visible() leaks)
+  scan        the audit's include scan (torchsplit.scan, coupling scanner)
+  compile     `bazel build --keep_going //core/...`: a compile error in the sandbox
+
+A layer catches a mutation when it reports it with the expected message.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from torchsplit.audit import Auditor, AuditResult
+from torchsplit.bazel_run import Bazel, default_bazel
+from torchsplit.checkout import copy_checkout, revert, snapshot
+from torchsplit.errors import TorchsplitError
+from torchsplit.layering_policy import DEFAULT_POLICY, load_policy
+
+LAYERS = ("visibility", "aspect", "audit", "scan", "compile")
+
+_EXTENSION_DEPS = '    deps = [":torch_cpu_api"],\n'
+_PY_DATA = '    data = [":torch_core/_C.so"],\n'
+
+# A second backend for the harness when the checkout has only one.
+STANDIN_BACKEND = """# Stand-in second backend, made by the layering mutation harness.
+load("@rules_cc//cc:defs.bzl", "cc_library")
+load("//tools/layering:rules.bzl", "backend_visibility")
+
+cc_library(
+    name = "framework",
+    visibility = backend_visibility("torch_emu"),
+    deps = ["//core:torch_cpu_api"],
+)
+"""
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text()
+    if old not in text:
+        raise TorchsplitError(f"mutation anchor {old.strip()!r} not found", rel)
+    path.write_text(text.replace(old, new, 1))
+
+
+def _append(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.write_text(path.read_text() + text)
+
+
+def _extension_dep(label: str) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        _edit(
+            root,
+            "core/BUILD.bazel",
+            _EXTENSION_DEPS,
+            f'    deps = [":torch_cpu_api", "{label}"],\n',
+        )
+
+    return apply
+
+
+def _public_intermediate(root: Path) -> None:
+    _append(
+        root,
+        "tests/BUILD.bazel",
+        '\ncc_library(\n    name = "bridge",\n    visibility = ["//visibility:public"],\n'
+        '    deps = ["//third_device/torch_cuda:aten"],\n)\n',
+    )
+    _extension_dep("//tests:bridge")(root)
+
+
+def _select_branch(root: Path) -> None:
+    _edit(
+        root,
+        "core/BUILD.bazel",
+        _EXTENSION_DEPS,
+        '    deps = [":torch_cpu_api"] + select({\n'
+        '        "@rules_cuda//cuda:is_enabled": ["//third_device/torch_cuda:aten"],\n'
+        '        "//conditions:default": [],\n'
+        "    }),\n",
+    )
+
+
+def _data_dep(root: Path) -> None:
+    _edit(
+        root,
+        "core/BUILD.bazel",
+        _PY_DATA,
+        '    data = [":torch_core/_C.so", "//third_device/torch_cuda:_CUDAC"],\n',
+    )
+
+
+def _include(rel: str, after: str, line: str) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        _edit(root, rel, after, after + line + "\n")
+
+    return apply
+
+
+def _emu_to_cuda(root: Path) -> None:
+    _append(
+        root,
+        "third_device/torch_emu/BUILD.bazel",
+        '\ncc_library(\n    name = "borrowed_stream",\n'
+        '    deps = ["//third_device/torch_cuda:framework"],\n)\n',
+    )
+
+
+def _widened(root: Path) -> None:
+    _edit(
+        root,
+        "tools/build_defs/backend.bzl",
+        "    visibility = backend_visibility(name)\n",
+        '    visibility = ["//visibility:public"]\n',
+    )
+    _extension_dep("//third_device/torch_cuda:framework")(root)
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    description: str
+    apply: Callable[[Path], None]
+    # layer -> substrings its report must contain (the layers expected to catch it)
+    expect: dict[str, tuple[str, ...]]
+    build_flags: tuple[str, ...] = ()
+    cquery_flags: tuple[str, ...] = ()
+
+
+_EXT = "//core:torch_core/_C.so"
+_EMU = "//third_device/torch_emu:borrowed_stream"
+_CUDA_FW = "//third_device/torch_cuda:framework"
+MUTATIONS: tuple[Mutation, ...] = (
+    Mutation(
+        "direct-deps",
+        "core's extension lists //third_device/torch_cuda:aten in deps",
+        _extension_dep("//third_device/torch_cuda:aten"),
+        {
+            "visibility": (
+                f"target '//third_device/torch_cuda:aten' is not visible from target '{_EXT}'",
+            ),
+            "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten", "somepath("),
+            "audit": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten", "via deps of"),
+        },
+    ),
+    Mutation(
+        "public-intermediate",
+        "core depends on a public //tests:bridge that depends on torch_cuda:aten",
+        _public_intermediate,
+        {
+            "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten",),
+            "audit": ("-> //tests:bridge", "-> //third_device/torch_cuda:aten"),
+        },
+    ),
+    Mutation(
+        "select-branch",
+        "torch_cuda:aten only in a select() branch on @rules_cuda//cuda:is_enabled "
+        "(--config=cuda); audited with cquery under --config=cpu-only",
+        _select_branch,
+        {
+            "visibility": (f"is not visible from target '{_EXT}'",),
+            "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten",),
+            "audit": (
+                f"{_EXT} cannot depend on //third_device/torch_cuda:aten",
+                "inactive select() branch",
+            ),
+        },
+        build_flags=("--config=cuda",),
+        cquery_flags=("--config=cpu-only",),
+    ),
+    Mutation(
+        "data-dep",
+        "core's py_library lists //third_device/torch_cuda:_CUDAC in data",
+        _data_dep,
+        {
+            "visibility": (
+                "//third_device/torch_cuda:_CUDAC",
+                "is not visible from target '//core:torch_core'",
+            ),
+            "aspect": ("//core:torch_core cannot depend on //third_device/torch_cuda:",),
+            "audit": (
+                "//core:torch_core cannot depend on //third_device/torch_cuda:_CUDAC",
+                "via data of",
+            ),
+        },
+    ),
+    Mutation(
+        "core-header-includes-backend",
+        'core/c10/core/Device.h includes "torch_cuda/csrc/framework/CUDAStream.h"',
+        _include(
+            "core/c10/core/Device.h",
+            "#pragma once\n",
+            '#include "torch_cuda/csrc/framework/CUDAStream.h"',
+        ),
+        {
+            "scan": (
+                "core/c10/core/Device.h",
+                "third_device/torch_cuda/csrc/framework/CUDAStream.h",
+            ),
+            "compile": ("torch_cuda/csrc/framework/CUDAStream.h",),
+        },
+    ),
+    Mutation(
+        "core-source-includes-cuda-runtime",
+        "core/c10/core/Device.cpp includes <cuda_runtime.h>",
+        _include(
+            "core/c10/core/Device.cpp",
+            '#include "c10/core/Device.h"\n',
+            "#include <cuda_runtime.h>",
+        ),
+        {
+            "scan": ("core/c10/core/Device.cpp", "cuda_runtime.h"),
+            "compile": ("cuda_runtime.h",),
+        },
+    ),
+    Mutation(
+        "core-to-toolkit",
+        "core's extension lists @local_cuda//:headers in deps",
+        _extension_dep("@local_cuda//:headers"),
+        {
+            "visibility": (f"target '@local_cuda//:headers' is not visible from target '{_EXT}'",),
+            "aspect": (f"{_EXT} cannot depend on @local_cuda//:headers",),
+            "audit": (f"{_EXT} cannot depend on @local_cuda//:headers",),
+        },
+    ),
+    Mutation(
+        "emu-to-cuda",
+        "a torch_emu target depends on //third_device/torch_cuda:framework",
+        _emu_to_cuda,
+        {
+            "visibility": (f"target '{_CUDA_FW}' is not visible from target '{_EMU}'",),
+            "aspect": (
+                f"{_EMU} cannot depend on {_CUDA_FW}",
+                "backend-to-backend",
+            ),
+            "audit": (f"{_EMU} cannot depend on {_CUDA_FW}",),
+        },
+    ),
+    Mutation(
+        "visibility-widened",
+        "device_backend's visibility widened to public; core then depends on torch_cuda:framework",
+        _widened,
+        {
+            "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:framework",),
+            "audit": (
+                f"VISIBILITY [core-to-backend] {_CUDA_FW} is visible to //core",
+                f"{_EXT} cannot depend on //third_device/torch_cuda:framework",
+            ),
+        },
+    ),
+)
+
+
+@dataclass
+class LayerResult:
+    caught: bool
+    evidence: str
+    message_ok: bool = True
+
+
+@dataclass
+class MutationResult:
+    mutation: Mutation
+    layers: dict[str, LayerResult] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def caught_by(self) -> list[str]:
+        return [name for name in LAYERS if self.layers[name].caught]
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        for layer, wanted in self.mutation.expect.items():
+            got = self.layers[layer]
+            if not got.caught:
+                out.append(f"{self.mutation.name}: layer {layer} did not catch it")
+            missing = [w for w in wanted if w not in got.evidence]
+            if missing:
+                out.append(f"{self.mutation.name}: layer {layer} lacks {missing}:\n{got.evidence}")
+        if len(self.caught_by) < 2:
+            out.append(f"{self.mutation.name}: caught by {self.caught_by} only (< 2 layers)")
+        return out
+
+
+_VIS = re.compile(r"is not visible from target|violates visibility")
+_COMPILE = re.compile(r"fatal error:|undeclared inclusion|No such file or directory")
+
+
+def _errors(stderr: str, pattern: re.Pattern[str], context: int = 0) -> str:
+    lines = stderr.splitlines()
+    keep: list[str] = []
+    for i, line in enumerate(lines):
+        if pattern.search(line):
+            keep.extend(lines[i : i + 1 + context])
+    return "\n".join(keep)
+
+
+class Harness:
+    def __init__(self, source: Path, work: Path, bazel: str | None = None) -> None:
+        self.source = source
+        self.root = work / "checkout"
+        self.output_base = work / "output_base"
+        copy_checkout(source, self.root)
+        if not (self.root / "third_device" / "torch_emu" / "BUILD.bazel").exists():
+            (self.root / "third_device" / "torch_emu").mkdir(parents=True, exist_ok=True)
+            (self.root / "third_device" / "torch_emu" / "BUILD.bazel").write_text(STANDIN_BACKEND)
+        snapshot(self.root)
+        self.bazel = Bazel(
+            workspace=self.root,
+            command=[bazel or default_bazel(self.root)],
+            startup=[f"--output_base={self.output_base}"],
+        )
+        self.policy = load_policy(self.root / DEFAULT_POLICY)
+        self.policy.path = DEFAULT_POLICY
+
+    def baseline(self) -> AuditResult:
+        """The unmutated copy must build (core) and audit clean; this also warms Bazel up."""
+        self.bazel.run("build", "//core/...")
+        result = Auditor(self.policy, self.bazel, []).run()
+        if not result.ok:
+            raise TorchsplitError(
+                "the unmutated checkout does not audit clean:\n" + result.render()
+            )
+        return result
+
+    def run(self, mutation: Mutation) -> MutationResult:
+        start = time.monotonic()
+        revert(self.root)
+        mutation.apply(self.root)
+        try:
+            out = MutationResult(mutation)
+            flags = list(mutation.build_flags)
+            vis = self.bazel.run("build", "--nobuild", "--keep_going", *flags, "//...", check=False)
+            text = _errors(vis.stderr, _VIS)
+            out.layers["visibility"] = LayerResult(vis.returncode != 0 and bool(text), text)
+            asp = self.bazel.run(
+                "build", "--nobuild", "--keep_going", "--nocheck_visibility", *flags, "//...",
+                check=False,
+            )  # fmt: skip
+            text = _errors(asp.stderr, re.compile(r"Error in fail: |  also: |^  \.\.\. "))
+            out.layers["aspect"] = LayerResult(
+                asp.returncode != 0 and "cannot depend on" in text, text
+            )
+            audit = Auditor(self.policy, self.bazel, list(mutation.cquery_flags)).run()
+            graph = AuditResult(
+                audit.policy, violations=audit.violations, visibility=audit.visibility
+            )
+            out.layers["audit"] = LayerResult(not graph.ok, graph.render() if not graph.ok else "")
+            headers = AuditResult(audit.policy, headers=audit.headers)
+            out.layers["scan"] = LayerResult(
+                not headers.ok, headers.render() if not headers.ok else ""
+            )
+            comp = self.bazel.run("build", "--keep_going", *flags, "//core/...", check=False)
+            text = _errors(comp.stderr, _COMPILE)
+            out.layers["compile"] = LayerResult(comp.returncode != 0 and bool(text), text)
+            for layer, wanted in mutation.expect.items():
+                out.layers[layer].message_ok = all(w in out.layers[layer].evidence for w in wanted)
+        finally:
+            revert(self.root)
+        out.seconds = time.monotonic() - start
+        return out
+
+    def close(self) -> None:
+        self.bazel.run("shutdown", check=False)
+
+
+def run_all(source: Path, mutations: tuple[Mutation, ...] = MUTATIONS, bazel: str | None = None,
+            log: Callable[[str], None] | None = None) -> list[MutationResult]:  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="torchsplit-mutations-") as tmp:
+        harness = Harness(source, Path(tmp), bazel)
+        try:
+            harness.baseline()
+            results = []
+            for mutation in mutations:
+                result = harness.run(mutation)
+                if log:
+                    log(f"{mutation.name}: caught by {', '.join(result.caught_by) or 'nothing'} "
+                        f"({result.seconds:.1f}s)")  # fmt: skip
+                results.append(result)
+            return results
+        finally:
+            harness.close()
+
+
+def render_matrix(results: list[MutationResult]) -> str:
+    """Markdown table: one row per mutation, one column per layer."""
+    header = ["violation", *LAYERS, "layers"]
+    rows = [header, ["---"] * len(header)]
+    for r in results:
+        cells = []
+        for layer in LAYERS:
+            got = r.layers[layer]
+            mark = "caught" if got.caught else "-"
+            if layer in r.mutation.expect and not (got.caught and got.message_ok):
+                mark += " (EXPECTED)"
+            cells.append(mark)
+        rows.append([r.mutation.name, *cells, str(len(r.caught_by))])
+    return "\n".join("| " + " | ".join(row) + " |" for row in rows) + "\n"
