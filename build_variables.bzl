@@ -96,10 +96,13 @@ torch_emu_aten_sources = [
     "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
 ]
 
-# The jit and distributed slots of the standard shape; their seams arrive
-# with core's fusion and distributed runtime.
-torch_emu_jit_sources = []
+# Runs torch_core.jit's host-compiled fused kernels on emu streams.
+torch_emu_jit_sources = [
+    "third_device/torch_emu/csrc/jit/EmuFusedLauncher.cpp",
+]
 
+# The distributed slot of the standard shape; its seam arrives with core's
+# distributed runtime.
 torch_emu_distributed_sources = []
 
 torch_emu_profiler_sources = [
