@@ -267,3 +267,21 @@ def test_fused_kernels_are_named_dispatcher_ops() -> None:
     name = fused.graphs[0].kernel_name
     assert name in tc._C.kernel_ops("cpu")
     assert name in tc._C.kernel_ops("emu")
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_profiler_sees_one_fused_kernel(device: str) -> None:
+    from torch_core.profiler import ProfilerActivity, profile
+
+    args = _inputs(5, np.float32, device)
+    fused = jit.fuse(chain)
+    fused(*args)  # trace and compile outside the profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.DEVICE]) as prof:
+        fused(*args)
+        tc.synchronize(device)
+    assert [e.name for e in prof.events] == [fused.graphs[0].kernel_name]
+    event = prof.events[0]
+    assert event.device == device
+    assert event.input_shapes == ((1000,),) * 5
+    if device != "cpu":
+        assert event.device_start_ns >= 0  # timed on the emu stream by its profiler stubs
