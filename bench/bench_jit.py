@@ -59,8 +59,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--devices", nargs="+", default=["cpu", "emu:0"])
     args = parser.parse_args(argv)
-    if not os.environ.get(jit.CACHE_ENV):
-        os.environ[jit.CACHE_ENV] = tempfile.mkdtemp(prefix="bench-jit-")
+    if os.environ.get(jit.CACHE_ENV):
+        return _run(args)
+    with tempfile.TemporaryDirectory(prefix="bench-jit-") as cache:
+        os.environ[jit.CACHE_ENV] = cache
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     fused = jit.fuse(chain)
 
     print(f"{'device':<7} {'elements':>10} {'eager ms':>10} {'fused ms':>10} {'speedup':>8}")
