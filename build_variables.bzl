@@ -28,8 +28,13 @@ aten_cpu_sources = [
 ]
 
 # torch/csrc's runtime parts (linked into libtorch_core.so, where backends
-# register into them): the profiler.
+# register into them): the profiler, and the jit's fuser seam (kernel
+# libraries, launchers of host-compiled kernels, fused dispatcher ops).
 torch_cpu_sources = [
+    "core/csrc/jit/CpuFusedLauncher.cpp",
+    "core/csrc/jit/FusedLaunchers.cpp",
+    "core/csrc/jit/FusedOps.cpp",
+    "core/csrc/jit/KernelLibraries.cpp",
     "core/csrc/profiler/Profiler.cpp",
     "core/csrc/profiler/ProfilerStubs.cpp",
 ]
@@ -37,6 +42,7 @@ torch_cpu_sources = [
 # Python bindings of core: the torch_core._C extension.
 torch_python_sources = [
     "core/csrc/DeviceBindings.cpp",
+    "core/csrc/JitBindings.cpp",
     "core/csrc/Module.cpp",
     "core/csrc/ProfilerBindings.cpp",
     "core/csrc/TensorBindings.cpp",
@@ -90,10 +96,13 @@ torch_emu_aten_sources = [
     "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
 ]
 
-# The jit and distributed slots of the standard shape; their seams arrive
-# with core's fusion and distributed runtime.
-torch_emu_jit_sources = []
+# Runs torch_core.jit's host-compiled fused kernels on emu streams.
+torch_emu_jit_sources = [
+    "third_device/torch_emu/csrc/jit/EmuFusedLauncher.cpp",
+]
 
+# The distributed slot of the standard shape; its seam arrives with core's
+# distributed runtime.
 torch_emu_distributed_sources = []
 
 torch_emu_profiler_sources = [

@@ -8,5 +8,6 @@ namespace torch_core::python {
 void init_device_bindings(pybind11::module_& m);
 void init_tensor_bindings(pybind11::module_& m);
 void init_profiler_bindings(pybind11::module_& m);
+void init_jit_bindings(pybind11::module_& m);
 
 }  // namespace torch_core::python

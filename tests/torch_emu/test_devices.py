@@ -75,7 +75,11 @@ def test_missing_kernel_names_the_op_and_the_device() -> None:
 
 
 def test_emu_has_every_core_op() -> None:
-    assert set(tc._C.kernel_ops("cpu")) == set(tc._C.kernel_ops("emu"))
+    # fused_<hash> ops are registered per device at run time by torch_core.jit.
+    def core_ops(device_type: str) -> set[str]:
+        return {op for op in tc._C.kernel_ops(device_type) if not op.startswith("fused_")}
+
+    assert core_ops("cpu") == core_ops("emu")
 
 
 def test_unknown_device_and_index_errors() -> None:

@@ -30,6 +30,11 @@ bool EmuStream::idle() const {
   return queue_.empty() && !running_;
 }
 
+size_t EmuStream::queued() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.size();
+}
+
 void EmuStream::synchronize() {
   std::unique_lock<std::mutex> lock(mutex_);
   drained_.wait(lock, [this] { return queue_.empty() && !running_; });

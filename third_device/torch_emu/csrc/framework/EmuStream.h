@@ -1,6 +1,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -23,6 +24,9 @@ class EmuStream {
   void enqueue(std::function<void()> work);
   // True when nothing is queued or running.
   bool idle() const;
+  // Tasks queued and not yet started: lets tests count the kernels a call
+  // queued behind a blocked stream, without timing.
+  size_t queued() const;
   // Waits until idle; throws std::runtime_error with the first error since
   // the last synchronize, if any.
   void synchronize();

@@ -12,6 +12,7 @@
 #include "torch_emu/csrc/aten/EmuKernels.h"
 #include "torch_emu/csrc/framework/EmuDriver.h"
 #include "torch_emu/csrc/framework/EmuHooks.h"
+#include "torch_emu/csrc/jit/EmuFusedLauncher.h"
 #include "torch_emu/csrc/profiler/EmuProfilerStubs.h"
 
 namespace py = pybind11;
@@ -50,6 +51,7 @@ PYBIND11_MODULE(_EMUC, m) {
     const c10::DeviceTypeId id = torch_emu::register_emu_device_type();
     torch_emu::register_emu_kernels(id);
     torch_emu::register_emu_profiler(id);
+    torch_emu::register_emu_fused_launcher(id);
     return id;
   }();
   m.attr("device_type_id") = emu;
@@ -72,6 +74,9 @@ PYBIND11_MODULE(_EMUC, m) {
       },
       py::arg("device"), py::arg("stream"), py::arg("milliseconds"),
       "Queues a kernel that keeps the stream busy (like torch.cuda._sleep).");
+
+  m.def("_queued_tasks", [](int device, int64_t stream) { return driver().stream(device, stream).queued(); },
+        py::arg("device"), py::arg("stream"), "Tasks queued on a stream and not yet started.");
 
   py::class_<Gate, std::shared_ptr<Gate>>(m, "_Gate").def("open", &Gate::open);
   m.def(
