@@ -82,15 +82,19 @@ torch_emu_aten_sources = [
     "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
 ]
 
-# The jit, distributed and profiler slots of the standard shape; their seams
-# arrive with core's profiler, fusion and distributed runtime.
+# The jit and profiler slots of the standard shape; their seams arrive with
+# core's profiler and fusion.
 torch_emu_jit_sources = []
 
-torch_emu_distributed_sources = []
+# The eccl process-group backend's device side: collectives on emu streams.
+torch_emu_distributed_sources = [
+    "third_device/torch_emu/csrc/distributed/EmuCollective.cpp",
+]
 
 torch_emu_profiler_sources = []
 
 torch_emu_pybinding_sources = [
+    "third_device/torch_emu/csrc/pybinding/DistributedBindings.cpp",
     "third_device/torch_emu/csrc/pybinding/Module.cpp",
 ]
 

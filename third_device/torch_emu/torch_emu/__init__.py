@@ -15,7 +15,7 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import torch_core  # noqa: F401  (core first: _EMUC registers into its registry)
-from torch_emu import _EMUC, backends
+from torch_emu import _EMUC, backends, distributed
 from torch_emu.core import (
     Event,
     Stream,
@@ -44,6 +44,7 @@ __all__ = [
     "current_stream",
     "device",
     "device_count",
+    "distributed",
     "empty_cache",
     "is_available",
     "max_memory_allocated",
