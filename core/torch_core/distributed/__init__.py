@@ -90,8 +90,8 @@ def get_backend(device_type: str = "cpu") -> str:
     """The name of the backend the default group uses for ``device_type``."""
     from torch_core.distributed.backend import default_backend
 
-    pg = group()
-    return pg.backend_names.get(device_type) or default_backend(device_type)
+    names = group().backend_names
+    return names.get(device_type) or names.get("*") or default_backend(device_type)
 
 
 def _op(op: ReduceOp | str, name: str, tensor: Tensor) -> ReduceOp:

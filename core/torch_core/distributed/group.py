@@ -89,7 +89,8 @@ class ProcessGroup:
     # -- backends ------------------------------------------------------------------
     def backend_for(self, device_type: str) -> Backend:
         if device_type not in self._backends:
-            name = self.backend_names.get(device_type) or default_backend(device_type)
+            names = self.backend_names
+            name = names.get(device_type) or names.get("*") or default_backend(device_type)
             info = backend_info(name)
             if device_type not in info.device_types:
                 raise DistBackendError(
@@ -230,8 +231,8 @@ def _parse_backend(backend: str | None) -> dict[str, str]:
     if backend is None or backend in ("", "default"):
         return {}
     if ":" not in backend:
-        info = backend_info(backend)
-        return dict.fromkeys(info.device_types, backend)
+        backend_info(backend)
+        return {"*": backend}  # this backend for every device type (others are refused)
     names = {}
     for part in backend.split(","):
         device_type, _, name = part.strip().partition(":")
@@ -265,8 +266,9 @@ def init_process_group(
     """Joins the default process group; returns once all ``world_size`` ranks have joined.
 
     ``backend``: None picks each device type's default (``tcp`` for cpu,
-    ``eccl`` for emu once torch_emu is imported); a name ("eccl") uses it for its
-    device types; "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts
+    ``eccl`` for emu once torch_emu is imported); a name ("eccl") uses that
+    backend for every tensor (others' tensors are refused, as PyTorch's nccl
+    refuses CPU tensors); "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts
     the store on loopback at ``init_method`` (``tcp://127.0.0.1:PORT``).
     ``timeout`` (seconds) bounds every wait; a rank missing past it is named.
     """
@@ -327,9 +329,11 @@ def destroy_process_group() -> None:
     for backend in pg._backends.values():
         with contextlib.suppress(Exception):
             backend.close()
-    # Rank 0 hosts the store: keep it up until every rank has left (bounded).
+    # Rank 0 hosts the store: keep it up until every rank has left, so that the
+    # others can finish (or report their own errors); bounded by the timeout
+    # since a dead rank never leaves.
     with contextlib.suppress(DistError):
         pg.store.set(f"leave/{pg.rank}", b"1")
-        if pg.rank == 0 and pg._broken is None:
-            pg.store.wait([f"leave/{r}" for r in range(pg.world_size)], min(pg.timeout, 30.0))
+        if pg.rank == 0:
+            pg.store.wait([f"leave/{r}" for r in range(pg.world_size)], pg.timeout)
     pg.store.close()
