@@ -267,8 +267,7 @@ def init_process_group(
 
     ``backend``: None picks each device type's default (``tcp`` for cpu,
     ``eccl`` for emu once torch_emu is imported); a name ("eccl") uses that
-    backend for every tensor (others' tensors are refused, as PyTorch's nccl
-    refuses CPU tensors); "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts
+    backend for every tensor (tensors of other device types are refused); "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts
     the store on loopback at ``init_method`` (``tcp://127.0.0.1:PORT``).
     ``timeout`` (seconds) bounds every wait; a rank missing past it is named.
     """
@@ -293,6 +292,12 @@ def init_process_group(
             missing = store.wait([f"join/{r}" for r in range(world_size)], timeout)
             if missing:
                 ranks = sorted(int(k.split("/")[1]) for k in missing)
+                store.set(f"join/gave_up/{rank}", b"1")
+                if rank == 0:
+                    # Keep hosting the store until the ranks that did join
+                    # have timed out too, so they report the same error.
+                    joined = [r for r in range(world_size) if r not in ranks and r != 0]
+                    store.wait([f"join/gave_up/{r}" for r in joined], timeout)
                 raise DistTimeoutError(
                     f"init_process_group: {_ranks(ranks)} did not join within {timeout:.1f} s "
                     f"(world_size {world_size})"
