@@ -267,8 +267,9 @@ def init_process_group(
 
     ``backend``: None picks each device type's default (``tcp`` for cpu,
     ``eccl`` for emu once torch_emu is imported); a name ("eccl") uses that
-    backend for every tensor (tensors of other device types are refused); "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts
-    the store on loopback at ``init_method`` (``tcp://127.0.0.1:PORT``).
+    backend for every tensor (tensors of other device types are refused);
+    "cpu:tcp,emu:eccl" names one per device type. Rank 0 hosts the store on
+    loopback at ``init_method`` (``tcp://127.0.0.1:PORT``).
     ``timeout`` (seconds) bounds every wait; a rank missing past it is named.
     """
     global _default
