@@ -101,15 +101,17 @@ torch_emu_jit_sources = [
     "third_device/torch_emu/csrc/jit/EmuFusedLauncher.cpp",
 ]
 
-# The distributed slot of the standard shape; its seam arrives with core's
-# distributed runtime.
-torch_emu_distributed_sources = []
+# The eccl process-group backend's device side: collectives on emu streams.
+torch_emu_distributed_sources = [
+    "third_device/torch_emu/csrc/distributed/EmuCollective.cpp",
+]
 
 torch_emu_profiler_sources = [
     "third_device/torch_emu/csrc/profiler/EmuProfilerStubs.cpp",
 ]
 
 torch_emu_pybinding_sources = [
+    "third_device/torch_emu/csrc/pybinding/DistributedBindings.cpp",
     "third_device/torch_emu/csrc/pybinding/Module.cpp",
 ]
 

@@ -13,7 +13,7 @@ from pkgutil import extend_path
 # while the Python sources stay in the source tree: let both form one package.
 __path__ = extend_path(__path__, __name__)
 
-from torch_core import _C, jit, memory, profiler
+from torch_core import _C, distributed, jit, memory, profiler
 from torch_core._backends import load_backends
 from torch_core._creation import arange, empty, full, ones, tensor, zeros
 from torch_core._devices import (
@@ -63,6 +63,7 @@ __all__ = [
     "current_stream",
     "device",
     "device_count",
+    "distributed",
     "div",
     "dtype",
     "empty",

@@ -15,8 +15,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import torch_core  # noqa: F401  (core first: _EMUC registers into its registry)
-from torch_emu import _EMUC, backends, jit
+from torch_emu import _EMUC, backends, distributed, jit
 from torch_emu.core import *  # noqa: F403  (the torch.cuda-like API)
 from torch_emu.core import __all__ as _core_api
 
-__all__ = ["_EMUC", "backends", "jit", *_core_api]
+__all__ = ["_EMUC", "backends", "distributed", "jit", *_core_api]

@@ -117,6 +117,9 @@ bool EmuDriver::is_device_address(const void* ptr) {
 
 char* EmuDriver::translate(const void* device_ptr) const {
   const uint64_t address = reinterpret_cast<uint64_t>(device_ptr);
+  if (device_ptr == nullptr) {
+    return nullptr;  // the storage of an empty tensor: kernels touch no element of it
+  }
   if (!is_device_address(device_ptr)) {
     throw std::invalid_argument("emu: not a device address");
   }

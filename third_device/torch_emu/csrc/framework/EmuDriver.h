@@ -43,7 +43,8 @@ class EmuDriver {
   size_t memory_limit(int device) const;
   size_t memory_used(int device) const;
   static bool is_device_address(const void* ptr);
-  // Device code only: the host location behind a device address.
+  // Device code only: the host location behind a device address (nullptr,
+  // the storage of an empty tensor, stays nullptr).
   char* translate(const void* device_ptr) const;
 
   // -- copies: ordered on the stream, complete on return ------------------------

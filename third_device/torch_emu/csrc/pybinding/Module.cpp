@@ -14,6 +14,7 @@
 #include "torch_emu/csrc/framework/EmuHooks.h"
 #include "torch_emu/csrc/jit/EmuFusedLauncher.h"
 #include "torch_emu/csrc/profiler/EmuProfilerStubs.h"
+#include "torch_emu/csrc/pybinding/DistributedBindings.h"
 
 namespace py = pybind11;
 
@@ -55,6 +56,7 @@ PYBIND11_MODULE(_EMUC, m) {
     return id;
   }();
   m.attr("device_type_id") = emu;
+  torch_emu::python::init_distributed_bindings(m);
 
   m.def("_set_memory_limit", [](int device, size_t bytes) { driver().set_memory_limit(device, bytes); },
         py::arg("device"), py::arg("bytes"), "Caps a device's heap (bytes), e.g. to test out-of-memory.");
