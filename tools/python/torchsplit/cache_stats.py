@@ -55,7 +55,10 @@ class CacheStats:
     def sentence(self) -> str:
         """``remote cache: 37/45 cacheable actions hit (82%)``, plus any cache warnings."""
         text = f"remote cache: {self.hits}/{self.cacheable} cacheable actions hit"
-        text += f" ({self.rate:.0%})" if self.cacheable else " (nothing to cache)"
+        if self.cacheable:
+            text += f" ({self.rate:.0%})"
+        else:
+            text += " (every action was up to date locally)"
         if self.warnings:
             text += f"; {self.warnings} cache warning(s): the cache failed some requests"
         return text
