@@ -41,7 +41,10 @@ class Checkout:
         self.env.update(env or {})
 
     def bazel(self, *args: str, check: bool = True, timeout: float = 3600) -> Run:
-        command = [str(self.path / "tools" / "bazel"), f"--output_user_root={self.user_root}"]
+        launcher = self.path / "tools" / "bazel"
+        if not launcher.exists():  # e.g. the synthetic tree: use this repository's
+            launcher = REPO / "tools" / "bazel"
+        command = [str(launcher), f"--output_user_root={self.user_root}"]
         started = time.monotonic()
         proc = subprocess.run(
             [*command, *args],

@@ -32,6 +32,7 @@ from torchsplit.cache_server import CacheServer
 from torchsplit.cache_stats import exec_log_stats, explain_misses, load_exec_log
 
 CI = ["--config=ci"]
+CC = (".cc", ".cpp")
 Table = list[list[str]]
 
 
@@ -122,22 +123,23 @@ def bench_remote(work: Path) -> tuple[str, list[str]]:
     return table(head, rows), notes
 
 
-def _pick(root: Path, pattern: str, prefer: str = "") -> Path | None:
-    found = sorted(p for p in root.glob(pattern) if p.is_file())
-    preferred = [p for p in found if prefer and prefer in str(p)]
-    return (preferred or found or [None])[0]
+def _pick(root: Path, directory: str, suffixes: tuple[str, ...]) -> Path | None:
+    found = sorted(
+        p for p in (root / directory).glob("**/*") if p.is_file() and p.suffix in suffixes
+    )
+    return found[0] if found else None
 
 
 def bench_isolation(work: Path) -> str:
     checkout = Checkout(clone(work / "iso"), work / "root-iso")
     root = checkout.path
     edits: list[tuple[str, Path | None]] = [
-        ("core .cc", _pick(root, "core/**/*.cc")),
-        ("core header (c10)", _pick(root, "core/c10/**/*.h")),
-        ("core header (shared op math)", _pick(root, "core/aten/native/**/*.h")),
-        ("torch_cuda .cu", _pick(root, "third_device/torch_cuda/**/*.cu")),
-        ("torch_cuda .cc", _pick(root, "third_device/torch_cuda/csrc/**/*.cc")),
-        ("torch_emu .cc", _pick(root, "third_device/torch_emu/csrc/**/*.cc")),
+        ("core .cc", _pick(root, "core/c10", CC)),
+        ("core header (c10)", _pick(root, "core/c10", (".h",))),
+        ("core header (shared op math)", _pick(root, "core/aten/native", (".h",))),
+        ("torch_cuda .cu", _pick(root, "third_device/torch_cuda", (".cu",))),
+        ("torch_cuda .cc", _pick(root, "third_device/torch_cuda/csrc/framework", CC)),
+        ("torch_emu .cc", _pick(root, "third_device/torch_emu/csrc", CC)),
     ]
     rows: Table = []
     try:
@@ -160,8 +162,9 @@ def bench_isolation(work: Path) -> str:
             finally:
                 path.write_text(original)
             executed = load_exec_log(log)
-            strict = {a.outputs[0] for a in dependents(actions, rel) if a.outputs}
-            outside = [s for s in executed if s.output not in strict]
+            strict = dependents(actions, rel)
+            strict_outputs = {o for a in strict for o in a.outputs}
+            outside = [s for s in executed if not ({s.output, *s.outputs} & strict_outputs)]
             core = [s for s in executed if s.output.split("/bin/", 1)[-1].startswith("core/")]
             nvcc = [s for s in executed if s.mnemonic == "CudaCompile"]
             rows.append(
