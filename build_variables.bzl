@@ -13,28 +13,34 @@ BACKEND_MODULES = ["framework", "aten", "jit", "distributed", "profiler", "pybin
 # ---- core: c10 -> aten -> torch/csrc, CPU only -----------------------------
 
 c10_sources = [
+    "core/c10/core/CachingAllocator.cpp",
+    "core/c10/core/CpuHooks.cpp",
     "core/c10/core/Device.cpp",
     "core/c10/core/DeviceRegistry.cpp",
+    "core/c10/core/Stream.cpp",
 ]
 
 aten_cpu_sources = [
-]
-
-torch_cpu_sources = [
+    "core/aten/Dispatcher.cpp",
+    "core/aten/Functions.cpp",
+    "core/aten/Tensor.cpp",
+    "core/aten/native/cpu/CpuKernels.cpp",
 ]
 
 # Python bindings of core: the torch_core._C extension.
 torch_python_sources = [
+    "core/csrc/DeviceBindings.cpp",
     "core/csrc/Module.cpp",
+    "core/csrc/TensorBindings.cpp",
 ]
 
 def libtorch_cpu_sources():
     """Every C++ source of //core:torch_cpu.
 
     Returns:
-      The c10, ATen CPU and torch/csrc core lists, in that order.
+      The c10 and ATen CPU lists, in that order.
     """
-    return c10_sources + aten_cpu_sources + torch_cpu_sources
+    return c10_sources + aten_cpu_sources
 
 # ---- third_device/torch_cuda ----------------------------------------------
 
@@ -64,6 +70,30 @@ torch_cuda_pybinding_sources = [
     "third_device/torch_cuda/csrc/pybinding/Module.cpp",
 ]
 
+# ---- third_device/torch_emu: the emulated accelerator ----------------------
+
+torch_emu_framework_sources = [
+    "third_device/torch_emu/csrc/framework/EmuDriver.cpp",
+    "third_device/torch_emu/csrc/framework/EmuHooks.cpp",
+    "third_device/torch_emu/csrc/framework/EmuStream.cpp",
+]
+
+torch_emu_aten_sources = [
+    "third_device/torch_emu/csrc/aten/EmuKernels.cpp",
+]
+
+# The jit, distributed and profiler slots of the standard shape; their seams
+# arrive with core's profiler, fusion and distributed runtime.
+torch_emu_jit_sources = []
+
+torch_emu_distributed_sources = []
+
+torch_emu_profiler_sources = []
+
+torch_emu_pybinding_sources = [
+    "third_device/torch_emu/csrc/pybinding/Module.cpp",
+]
+
 # ---- per-backend lookup ----------------------------------------------------
 
 _BACKEND_SOURCES = {
@@ -74,6 +104,14 @@ _BACKEND_SOURCES = {
         "jit": torch_cuda_jit_sources,
         "profiler": torch_cuda_profiler_sources,
         "pybinding": torch_cuda_pybinding_sources,
+    },
+    "torch_emu": {
+        "aten": torch_emu_aten_sources,
+        "distributed": torch_emu_distributed_sources,
+        "framework": torch_emu_framework_sources,
+        "jit": torch_emu_jit_sources,
+        "profiler": torch_emu_profiler_sources,
+        "pybinding": torch_emu_pybinding_sources,
     },
 }
 

@@ -17,7 +17,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
-PACKAGE_ROOTS = ["core", "third_device/torch_cuda"]
+PACKAGE_ROOTS = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
+
+# Test-only extensions (tests/backends/_fake_device.so): in bazel-bin for a
+# source checkout, beside this file in Bazel's runfiles.
+for base in (BAZEL_BIN, REPO):
+    sys.path.insert(0, str(base / "tests" / "backends"))
 
 for root in PACKAGE_ROOTS:
     for base in (REPO, BAZEL_BIN):

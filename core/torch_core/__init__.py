@@ -1,9 +1,10 @@
 """torch_core: the device-agnostic core runtime of torchsplit.
 
-Core knows only the CPU; device backends (torch_emu, ...) register their
-device types at import time. Backends installed as distributions are found
-through the entry point group ``torch_core.backends`` and imported by
-:func:`load_backends`, unless ``TORCH_CORE_NO_AUTOLOAD=1``.
+Core knows only the CPU; device backends (torch_emu, a vendor's, ...)
+register their device types when imported. Backends installed as
+distributions are found through the entry point group ``torch_core.backends``
+and imported by :func:`load_backends` at import time, unless
+``TORCH_CORE_NO_AUTOLOAD=1``.
 """
 
 from pkgutil import extend_path
@@ -12,22 +13,83 @@ from pkgutil import extend_path
 # while the Python sources stay in the source tree: let both form one package.
 __path__ = extend_path(__path__, __name__)
 
-from torch_core import _C
+from torch_core import _C, memory
 from torch_core._backends import load_backends
+from torch_core._creation import arange, empty, full, ones, tensor, zeros
+from torch_core._devices import (
+    Device,
+    device,
+    device_count,
+    is_available,
+    registered_device_types,
+    synchronize,
+)
+from torch_core._ops import (
+    add,
+    div,
+    exp,
+    matmul,
+    max,
+    mean,
+    mul,
+    neg,
+    relu,
+    softmax,
+    sub,
+    sum,
+    tanh,
+)
+from torch_core._streams import Event, Stream, current_stream, stream
+from torch_core._tensor import Tensor
 
-Device = _C.Device
+OutOfMemoryError = _C.OutOfMemoryError
+DeviceGuard = _C.DeviceGuard
+dtype = _C.dtype
+float32 = _C.dtype.float32
+float64 = _C.dtype.float64
+int64 = _C.dtype.int64
+bool = _C.dtype.bool
 
-
-def device(text: str) -> "_C.Device":
-    """Parses ``"cpu"``, ``"emu"`` or ``"emu:1"`` into a Device."""
-    return _C.Device(text)
-
-
-def registered_device_types() -> list[str]:
-    """Device types known to this process: ``"cpu"`` and those of imported backends."""
-    return list(_C.registered_device_types())
-
-
-__all__ = ["Device", "device", "load_backends", "registered_device_types"]
+__all__ = [
+    "Device",
+    "DeviceGuard",
+    "Event",
+    "OutOfMemoryError",
+    "Stream",
+    "Tensor",
+    "add",
+    "arange",
+    "bool",
+    "current_stream",
+    "device",
+    "device_count",
+    "div",
+    "dtype",
+    "empty",
+    "exp",
+    "float32",
+    "float64",
+    "full",
+    "int64",
+    "is_available",
+    "load_backends",
+    "matmul",
+    "max",
+    "mean",
+    "memory",
+    "mul",
+    "neg",
+    "ones",
+    "registered_device_types",
+    "relu",
+    "softmax",
+    "stream",
+    "sub",
+    "sum",
+    "synchronize",
+    "tanh",
+    "tensor",
+    "zeros",
+]
 
 load_backends()

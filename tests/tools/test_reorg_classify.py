@@ -45,8 +45,8 @@ EXPECTED = {
     ),
     "aten/src/ATen/native/cuda/TensorFactories.cu": (CUDA + "aten", "cuda-aten"),
     # traps in core lists
-    "torch/csrc/distributed/c10d/cuda/StreamBlock.cpp": (CUDA + "distributed", "cuda-distributed"),
-    "torch/csrc/jit/codegen/cuda/interface.cpp": (CUDA + "jit", "cuda-jit"),
+    "torch/csrc/distributed/c10d/cuda/StreamBlock.cpp": (CORE, "host-source-in-cpu-list-stays"),
+    "torch/csrc/jit/codegen/cuda/interface.cpp": (CORE, "host-source-in-cpu-list-stays"),
     "aten/src/ATen/detail/CUDAHooksInterface.cpp": (CORE, "hooks-interface-stays-in-core"),
     # core
     "aten/src/ATen/native/nested/NestedTensorMath.cpp": (CORE, "core-known-lists"),

@@ -1,24 +1,11 @@
 #include "c10/core/DeviceRegistry.h"
 
+#include "c10/core/CpuHooks.h"
+
 #include <stdexcept>
 
 namespace c10 {
 namespace {
-
-// The host: always present, one device, nothing asynchronous to wait for.
-class CpuHooks final : public DeviceHooks {
- public:
-  bool is_available() const override { return true; }
-  DeviceIndex device_count() const override { return 1; }
-  DeviceIndex current_device() const override { return 0; }
-  void set_device(DeviceIndex index) override {
-    if (index != 0) {
-      throw std::invalid_argument("device 'cpu' has only index 0");
-    }
-  }
-  void synchronize(DeviceIndex) override {}
-  std::string unavailable_reason() const override { return {}; }
-};
 
 bool is_identifier(const std::string& name) {
   if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) {

@@ -8,26 +8,9 @@
 #include <vector>
 
 #include "c10/core/Device.h"
+#include "c10/core/DeviceHooks.h"
 
 namespace c10 {
-
-// What a backend tells core about its device type. Core calls these; it
-// never calls a vendor runtime directly.
-class DeviceHooks {
- public:
-  virtual ~DeviceHooks() = default;
-
-  // Whether the runtime initialised and found at least one device.
-  virtual bool is_available() const = 0;
-  virtual DeviceIndex device_count() const = 0;
-  virtual DeviceIndex current_device() const = 0;
-  virtual void set_device(DeviceIndex index) = 0;
-  virtual void synchronize(DeviceIndex index) = 0;
-
-  // Why the device cannot be used (empty when it can): shown in errors, e.g.
-  // "no device found (driver reports: ...)".
-  virtual std::string unavailable_reason() const = 0;
-};
 
 // The process-wide table of device types. Several backends may register in
 // one process; each name is registered once.

@@ -19,6 +19,7 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     why = "text shown to reviewers"
     target = "cuda_distributed"    # target key; may use {group}s from list_regex
     cuda = true                    # the source looks CUDA (by list, name or suffix)
+    cuda_list = false              # the list name itself looks CUDA (true) or not (false)
     list = ["*distributed*"]       # fnmatch on the list name (any)
     list_regex = '^torch_(?P<backend>\\w+)_...$'  # regex on the list name; groups feed target
     path = ['^torch/csrc/distributed/']           # regex searched in the source path (any)
@@ -53,6 +54,7 @@ _RULE_KEYS = {
     "why",
     "target",
     "cuda",
+    "cuda_list",
     "list",
     "list_regex",
     "path",
@@ -104,6 +106,7 @@ class Rule:
     target: str
     why: str = ""
     cuda: bool | None = None
+    cuda_list: bool | None = None
     lists: tuple[str, ...] = ()
     list_regex: re.Pattern[str] | None = None
     paths: tuple[re.Pattern[str], ...] = ()
@@ -224,12 +227,16 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         cuda = spec.get("cuda")
         if cuda is not None and not isinstance(cuda, bool):
             raise TorchsplitError(f"rule {name!r}: cuda must be true or false", path=where)
+        cuda_list = spec.get("cuda_list")
+        if cuda_list is not None and not isinstance(cuda_list, bool):
+            raise TorchsplitError(f"rule {name!r}: cuda_list must be true or false", path=where)
         ruleset.rules.append(
             Rule(
                 name=name,
                 target=target,
                 why=str(spec.get("why", "")),
                 cuda=cuda,
+                cuda_list=cuda_list,
                 lists=_str_list(spec.get("list", []), f"rule {name!r} list", where),
                 list_regex=_compile(list_regex, f"rule {name!r}", where) if list_regex else None,
                 paths=tuple(
@@ -298,6 +305,10 @@ def match_rule(rule: Rule, ruleset: RuleSet, list_name: str, source: str) -> tup
         if suffix is None:
             return None
         reasons.append(f"suffix {suffix}")
+    if rule.cuda_list is not None:
+        if ruleset.list_is_cuda(list_name) != rule.cuda_list:
+            return None
+        reasons.append(f"{'CUDA' if rule.cuda_list else 'non-CUDA'} list {list_name}")
     if rule.cuda is not None:
         why_cuda = None
         if ruleset.list_is_cuda(list_name):

@@ -6,15 +6,34 @@
 #include "torch_cuda/csrc/framework/CUDAError.h"
 
 namespace torch_cuda {
+namespace {
+
+// Makes `index` current for the scope, restoring the previous device after.
+class DeviceScope {
+ public:
+  explicit DeviceScope(c10::DeviceIndex index) {
+    TORCH_CUDA_CHECK(cudaGetDevice(&previous_));
+    if (previous_ != index) {
+      TORCH_CUDA_CHECK(cudaSetDevice(index));
+    }
+  }
+  ~DeviceScope() { cudaSetDevice(previous_); }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+}  // namespace
 
 CudaHooks::CudaHooks() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     cudaGetLastError();
-    reason_ = status == cudaErrorInsufficientDriver
-                  ? "no usable CUDA driver (" + describe(status) + ")"
-                  : "no CUDA device (" + describe(status) + ")";
+    reason_ = status == cudaErrorInsufficientDriver ? "no usable CUDA driver (" + describe(status) + ")"
+                                                    : "no CUDA device (" + describe(status) + ")";
     return;
   }
   count_ = static_cast<c10::DeviceIndex>(count);
@@ -47,20 +66,160 @@ void CudaHooks::set_device(c10::DeviceIndex index) {
 
 void CudaHooks::synchronize(c10::DeviceIndex index) {
   require_device(index);
-  int previous = 0;
-  TORCH_CUDA_CHECK(cudaGetDevice(&previous));
-  TORCH_CUDA_CHECK(cudaSetDevice(index));
-  const cudaError_t status = cudaDeviceSynchronize();
-  cudaSetDevice(previous);
-  check(status, "cudaDeviceSynchronize()");
+  DeviceScope scope(index);
+  TORCH_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void* CudaHooks::raw_allocate(size_t bytes, c10::DeviceIndex index) {
+  require_device(index);
+  DeviceScope scope(index);
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMalloc(&ptr, bytes);
+  if (status == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return nullptr;  // core frees its cache and retries
+  }
+  check(status, "cudaMalloc");
+  return ptr;
+}
+
+void CudaHooks::raw_free(void* ptr, c10::DeviceIndex index) {
+  DeviceScope scope(index);
+  TORCH_CUDA_CHECK(cudaFree(ptr));
+}
+
+cudaStream_t CudaHooks::native_stream(const c10::Stream& stream) {
+  if (stream.id == 0) {
+    return nullptr;  // the legacy default stream
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = streams_.find(stream.id);
+  if (it == streams_.end()) {
+    throw std::invalid_argument("no CUDA stream " + std::to_string(stream.id) + " on " + stream.device.str());
+  }
+  return it->second;
+}
+
+cudaEvent_t CudaHooks::native_event(c10::EventId event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = events_.find(event);
+  if (it == events_.end()) {
+    throw std::invalid_argument("no CUDA event " + std::to_string(event));
+  }
+  return it->second;
+}
+
+void CudaHooks::copy_from_host(void* dst, const void* host_src, size_t bytes, const c10::Stream& stream) {
+  DeviceScope scope(stream.device.index());
+  const cudaStream_t s = native_stream(stream);
+  TORCH_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, s));
+  TORCH_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaHooks::copy_to_host(void* host_dst, const void* src, size_t bytes, const c10::Stream& stream) {
+  DeviceScope scope(stream.device.index());
+  const cudaStream_t s = native_stream(stream);
+  TORCH_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, s));
+  TORCH_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+bool CudaHooks::copy_between_devices(void* dst, const c10::Device& dst_device, const void* src,
+                                     const c10::Device& src_device, size_t bytes) {
+  // Order after pending work on both devices, then copy peer to peer (the
+  // runtime stages through the host when peer access is unavailable).
+  synchronize(src_device.index());
+  synchronize(dst_device.index());
+  TORCH_CUDA_CHECK(cudaMemcpyPeer(dst, dst_device.index(), src, src_device.index(), bytes));
+  return true;
+}
+
+c10::StreamId CudaHooks::create_stream(c10::DeviceIndex index) {
+  require_device(index);
+  DeviceScope scope(index);
+  cudaStream_t stream = nullptr;
+  TORCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::lock_guard<std::mutex> lock(mutex_);
+  streams_[next_stream_] = stream;
+  return next_stream_++;
+}
+
+bool CudaHooks::query_stream(const c10::Stream& stream) {
+  const cudaError_t status = cudaStreamQuery(native_stream(stream));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(status, "cudaStreamQuery");
+  return true;
+}
+
+void CudaHooks::synchronize_stream(const c10::Stream& stream) {
+  TORCH_CUDA_CHECK(cudaStreamSynchronize(native_stream(stream)));
+}
+
+c10::EventId CudaHooks::create_event(c10::DeviceIndex index) {
+  require_device(index);
+  DeviceScope scope(index);
+  cudaEvent_t event = nullptr;
+  TORCH_CUDA_CHECK(cudaEventCreate(&event));
+  std::lock_guard<std::mutex> lock(mutex_);
+  events_[next_event_] = event;
+  return next_event_++;
+}
+
+void CudaHooks::destroy_event(c10::EventId event, c10::DeviceIndex) {
+  cudaEvent_t native = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = events_.find(event);
+    if (it == events_.end()) {
+      return;
+    }
+    native = it->second;
+    events_.erase(it);
+  }
+  cudaEventDestroy(native);
+}
+
+void CudaHooks::record_event(c10::EventId event, const c10::Stream& stream) {
+  DeviceScope scope(stream.device.index());
+  TORCH_CUDA_CHECK(cudaEventRecord(native_event(event), native_stream(stream)));
+}
+
+bool CudaHooks::query_event(c10::EventId event, c10::DeviceIndex) {
+  const cudaError_t status = cudaEventQuery(native_event(event));
+  if (status == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(status, "cudaEventQuery");
+  return true;
+}
+
+void CudaHooks::synchronize_event(c10::EventId event, c10::DeviceIndex) {
+  TORCH_CUDA_CHECK(cudaEventSynchronize(native_event(event)));
+}
+
+void CudaHooks::stream_wait_event(const c10::Stream& stream, c10::EventId event) {
+  DeviceScope scope(stream.device.index());
+  TORCH_CUDA_CHECK(cudaStreamWaitEvent(native_stream(stream), native_event(event), 0));
+}
+
+double CudaHooks::elapsed_ms(c10::EventId start, c10::EventId end, c10::DeviceIndex) {
+  float ms = 0;
+  TORCH_CUDA_CHECK(cudaEventElapsedTime(&ms, native_event(start), native_event(end)));
+  return ms;
 }
 
 c10::DeviceTypeId register_cuda_device_type() {
-  // Function-local static: registration runs once even if several
-  // translation units or extensions ask for it.
+  // Function-local static: registration runs once even if asked repeatedly.
   static const c10::DeviceTypeId id =
       c10::DeviceRegistry::instance().register_device_type("cuda", std::make_unique<CudaHooks>());
   return id;
+}
+
+CudaHooks& cuda_hooks() {
+  return static_cast<CudaHooks&>(c10::DeviceRegistry::instance().hooks(register_cuda_device_type()));
 }
 
 int runtime_version() {

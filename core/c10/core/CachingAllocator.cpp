@@ -1,0 +1,217 @@
+#include "c10/core/CachingAllocator.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "c10/core/DeviceRegistry.h"
+
+namespace c10 {
+namespace {
+
+std::string mib(int64_t bytes) {
+  return std::to_string(bytes / (1 << 20)) + "." + std::to_string((bytes % (1 << 20)) * 10 / (1 << 20)) +
+         " MiB";
+}
+
+}  // namespace
+
+CachingAllocator& CachingAllocator::for_device_type(DeviceTypeId type) {
+  // A registry (allowed global state): allocators live as long as the process,
+  // since tensors may be freed by Python's last reference at exit.
+  static std::mutex mutex;
+  static auto* allocators = new std::map<DeviceTypeId, std::unique_ptr<CachingAllocator>>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = (*allocators)[type];
+  if (!slot) {
+    slot = std::make_unique<CachingAllocator>(type);
+  }
+  return *slot;
+}
+
+CachingAllocator::~CachingAllocator() {
+  for (auto& [index, s] : states_) {
+    for (Block* b : s->free_blocks) {
+      delete b;
+    }
+    for (auto& [ptr, b] : s->active) {
+      delete b;
+    }
+  }
+}
+
+size_t CachingAllocator::round_size(size_t bytes) {
+  return std::max<size_t>(kRound, (bytes + kRound - 1) / kRound * kRound);
+}
+
+CachingAllocator::DeviceState& CachingAllocator::state(DeviceIndex index) const {
+  std::lock_guard<std::mutex> lock(states_mutex_);
+  auto& slot = states_[index];
+  if (!slot) {
+    slot = std::make_unique<DeviceState>();
+  }
+  return *slot;
+}
+
+CachingAllocator::Block* CachingAllocator::find_free(DeviceState& s, size_t size, bool small,
+                                                     StreamId stream) {
+  Block key{nullptr, size, stream, small};
+  const auto it = s.free_blocks.lower_bound(&key);
+  if (it == s.free_blocks.end() || (*it)->small != small || (*it)->stream != stream) {
+    return nullptr;
+  }
+  Block* block = *it;
+  s.free_blocks.erase(it);
+  return block;
+}
+
+void* CachingAllocator::raw_allocate(size_t bytes, DeviceIndex index) {
+  return DeviceRegistry::instance().hooks(type_).raw_allocate(bytes, index);
+}
+
+void CachingAllocator::release_free_segments(DeviceState& s, DeviceIndex index) {
+  auto& hooks = DeviceRegistry::instance().hooks(type_);
+  for (auto it = s.free_blocks.begin(); it != s.free_blocks.end();) {
+    Block* b = *it;
+    if (b->prev == nullptr && b->next == nullptr) {
+      hooks.raw_free(b->ptr, index);
+      s.stats.reserved -= static_cast<int64_t>(b->size);
+      s.stats.num_raw_frees++;
+      it = s.free_blocks.erase(it);
+      delete b;
+    } else {
+      ++it;
+    }
+  }
+  s.stats.cached_blocks = static_cast<int64_t>(s.free_blocks.size());
+}
+
+std::string CachingAllocator::describe_oom(const DeviceState& s, DeviceIndex index,
+                                           size_t size) const {
+  const Device device(type_, index);
+  return device.str() + " is out of memory: tried to allocate " + mib(static_cast<int64_t>(size)) +
+         " (" + std::to_string(size) + " bytes); " + mib(s.stats.allocated) +
+         " is allocated by tensors and " + mib(s.stats.reserved) +
+         " reserved in total by the caching allocator";
+}
+
+void* CachingAllocator::allocate(size_t bytes, const Stream& stream) {
+  const DeviceIndex index = stream.device.index();
+  DeviceState& s = state(index);
+  const size_t size = round_size(bytes);
+  const bool small = size <= kSmallRequest;
+
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Block* block = find_free(s, size, small, stream.id);
+  if (block == nullptr) {
+    const size_t segment = small ? kSegment : (size + kSegment - 1) / kSegment * kSegment;
+    void* ptr = raw_allocate(segment, index);
+    if (ptr == nullptr) {
+      release_free_segments(s, index);
+      ptr = raw_allocate(segment, index);
+    }
+    if (ptr == nullptr) {
+      s.stats.num_ooms++;
+      throw OutOfMemoryError(describe_oom(s, index, size));
+    }
+    s.stats.num_raw_allocs++;
+    s.stats.reserved += static_cast<int64_t>(segment);
+    s.stats.max_reserved = std::max(s.stats.max_reserved, s.stats.reserved);
+    block = new Block{ptr, segment, stream.id, small};
+  }
+
+  // Keep the remainder when it can serve another request of this pool.
+  const size_t remainder = block->size - size;
+  if (remainder >= (small ? kRound : kSmallRequest + 1)) {
+    auto* rest = new Block{static_cast<char*>(block->ptr) + size, remainder, block->stream, small};
+    rest->prev = block;
+    rest->next = block->next;
+    if (block->next != nullptr) {
+      block->next->prev = rest;
+    }
+    block->next = rest;
+    block->size = size;
+    s.free_blocks.insert(rest);
+    s.stats.num_splits++;
+  }
+
+  block->allocated = true;
+  s.active[block->ptr] = block;
+  s.stats.allocated += static_cast<int64_t>(block->size);
+  s.stats.max_allocated = std::max(s.stats.max_allocated, s.stats.allocated);
+  s.stats.num_allocs++;
+  s.stats.cached_blocks = static_cast<int64_t>(s.free_blocks.size());
+  {
+    std::lock_guard<std::mutex> owners(states_mutex_);
+    owner_[block->ptr] = index;
+  }
+  return block->ptr;
+}
+
+void CachingAllocator::free(void* ptr) {
+  DeviceIndex index;
+  {
+    std::lock_guard<std::mutex> owners(states_mutex_);
+    const auto it = owner_.find(ptr);
+    if (it == owner_.end()) {
+      throw std::invalid_argument("CachingAllocator::free: pointer was not allocated here");
+    }
+    index = it->second;
+    owner_.erase(it);
+  }
+  DeviceState& s = state(index);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  const auto it = s.active.find(ptr);
+  Block* block = it->second;
+  s.active.erase(it);
+  block->allocated = false;
+  s.stats.allocated -= static_cast<int64_t>(block->size);
+  s.stats.num_frees++;
+
+  // Merge with free neighbours of the same segment.
+  for (Block* neighbour : {block->prev, block->next}) {
+    if (neighbour == nullptr || neighbour->allocated) {
+      continue;
+    }
+    s.free_blocks.erase(neighbour);
+    if (neighbour == block->prev) {
+      neighbour->size += block->size;
+      neighbour->next = block->next;
+      if (block->next != nullptr) {
+        block->next->prev = neighbour;
+      }
+      delete block;
+      block = neighbour;
+    } else {
+      block->size += neighbour->size;
+      block->next = neighbour->next;
+      if (neighbour->next != nullptr) {
+        neighbour->next->prev = block;
+      }
+      delete neighbour;
+    }
+    s.stats.num_merges++;
+  }
+  s.free_blocks.insert(block);
+  s.stats.cached_blocks = static_cast<int64_t>(s.free_blocks.size());
+}
+
+void CachingAllocator::empty_cache(DeviceIndex index) {
+  DeviceState& s = state(index);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  release_free_segments(s, index);
+}
+
+MemoryStats CachingAllocator::stats(DeviceIndex index) const {
+  DeviceState& s = state(index);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.stats;
+}
+
+void CachingAllocator::reset_peak_stats(DeviceIndex index) {
+  DeviceState& s = state(index);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.stats.max_allocated = s.stats.allocated;
+  s.stats.max_reserved = s.stats.reserved;
+}
+
+}  // namespace c10

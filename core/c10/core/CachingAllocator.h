@@ -1,0 +1,112 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "c10/core/Device.h"
+#include "c10/core/Stream.h"
+
+namespace c10 {
+
+// The device ran out of memory even after the allocator returned its cache.
+class OutOfMemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MemoryStats {
+  int64_t allocated = 0;      // bytes in blocks handed out (rounded sizes)
+  int64_t reserved = 0;       // bytes obtained from the device (segments)
+  int64_t max_allocated = 0;  // peak of `allocated` since the last reset
+  int64_t max_reserved = 0;
+  int64_t num_allocs = 0;
+  int64_t num_frees = 0;
+  int64_t num_raw_allocs = 0;  // calls to the backend's raw_allocate that succeeded
+  int64_t num_raw_frees = 0;
+  int64_t num_splits = 0;
+  int64_t num_merges = 0;
+  int64_t num_ooms = 0;
+  int64_t cached_blocks = 0;  // free blocks kept for reuse
+};
+
+// The framework's generic device allocator: a vendor supplies raw allocate and
+// free (DeviceHooks); this caches memory on top, as PyTorch does for its
+// accelerators, so any backend gets it for free.
+//
+// - Sizes round up to 512 bytes. Requests up to 1 MiB come from 2 MiB
+//   segments (the small pool), larger ones from segments rounded up to 2 MiB
+//   (the large pool), so small blocks do not fragment large ones.
+// - A free block is reused only by requests on the stream it was allocated on
+//   (per-stream pools): work queued on that stream may still be using it.
+// - Blocks are split when the remainder is worth keeping and merged with free
+//   neighbours of the same segment when freed.
+// - On exhaustion it returns wholly free segments to the device and retries
+//   once before throwing OutOfMemoryError; the allocator stays usable.
+class CachingAllocator {
+ public:
+  static constexpr size_t kRound = 512;
+  static constexpr size_t kSmallRequest = size_t{1} << 20;
+  static constexpr size_t kSegment = size_t{2} << 20;
+
+  // One allocator per device type, created on first use.
+  static CachingAllocator& for_device_type(DeviceTypeId type);
+
+  explicit CachingAllocator(DeviceTypeId type) : type_(type) {}
+  ~CachingAllocator();
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  void* allocate(size_t bytes, const Stream& stream);
+  void free(void* ptr);
+
+  // Returns every wholly free segment of the device to the backend.
+  void empty_cache(DeviceIndex index);
+  MemoryStats stats(DeviceIndex index) const;
+  void reset_peak_stats(DeviceIndex index);
+
+  static size_t round_size(size_t bytes);
+
+ private:
+  struct Block {
+    void* ptr;
+    size_t size;
+    StreamId stream;
+    bool small;
+    bool allocated = false;
+    Block* prev = nullptr;  // neighbours within the same segment
+    Block* next = nullptr;
+  };
+  struct BlockOrder {
+    bool operator()(const Block* a, const Block* b) const {
+      return std::make_tuple(a->small, a->stream, a->size, reinterpret_cast<uintptr_t>(a->ptr)) <
+             std::make_tuple(b->small, b->stream, b->size, reinterpret_cast<uintptr_t>(b->ptr));
+    }
+  };
+  struct DeviceState {
+    mutable std::mutex mutex;
+    std::set<Block*, BlockOrder> free_blocks;
+    std::unordered_map<void*, Block*> active;
+    MemoryStats stats;
+  };
+
+  DeviceState& state(DeviceIndex index) const;
+  Block* find_free(DeviceState& s, size_t size, bool small, StreamId stream);
+  void* raw_allocate(size_t bytes, DeviceIndex index);
+  void release_free_segments(DeviceState& s, DeviceIndex index);
+  std::string describe_oom(const DeviceState& s, DeviceIndex index, size_t size) const;
+
+  const DeviceTypeId type_;
+  mutable std::mutex states_mutex_;
+  mutable std::map<DeviceIndex, std::unique_ptr<DeviceState>> states_;
+  std::unordered_map<void*, DeviceIndex> owner_;  // ptr -> device, guarded by states_mutex_
+};
+
+}  // namespace c10
