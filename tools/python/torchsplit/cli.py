@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from torchsplit import __version__
 from torchsplit.errors import TorchsplitError
 
-FAMILIES: tuple[str, ...] = ("torchsplit.reorg_cli", "torchsplit.scan_cli", "torchsplit.audit_cli")
+FAMILIES: tuple[str, ...] = (
+    "torchsplit.reorg_cli",
+    "torchsplit.scan_cli",
+    "torchsplit.audit_cli",
+    "torchsplit.cache_cli",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -32,6 +32,12 @@ def _compile(ctx, cc_toolchain, compilation_context, src, headers, gencode):
     args.add("-x", "cu")
     args.add("-ccbin", cc_toolchain.compiler_executable)
     args.add("-std=c++17")
+
+    # nvcc names its temporaries tmpxft_<pid>_..., and those names end up in the
+    # object: two compiles of the same source differ, so everything linked from
+    # it misses the remote cache after any local rebuild. Temporaries next to
+    # the object (named after it) make the output deterministic.
+    args.add("--objdir-as-tempdir")
     args.add_all(_mode_flags(ctx))
     args.add_all(gencode)
     args.add("-Xcompiler", "-fPIC")

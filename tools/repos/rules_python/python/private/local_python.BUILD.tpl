@@ -5,7 +5,8 @@ package(default_visibility = ["//visibility:public"])
 
 py_runtime(
     name = "py3_runtime",
-    interpreter_path = "%{interpreter}",
+    # A launcher whose text names no machine path (see repositories.bzl).
+    interpreter = "python3",
     python_version = "PY3",
     stub_shebang = "#!/usr/bin/env python3",
 )
