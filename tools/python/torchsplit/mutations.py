@@ -16,6 +16,7 @@ A layer catches a mutation when it reports it with the expected message.
 from __future__ import annotations
 
 import re
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,8 +31,11 @@ from torchsplit.layering_policy import DEFAULT_POLICY, load_policy
 
 LAYERS = ("visibility", "aspect", "audit", "scan", "compile")
 
+# The checkout this package lives in (tools/python/torchsplit/): its
+# node_modules has buildozer; the mutated copy has none.
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
 _EXTENSION_DEPS = '    deps = [":torch_cpu_api"],\n'
-_PY_DATA = '    data = [":torch_core/_C.so"],\n'
 
 # A second backend for the harness when the checkout has only one.
 STANDIN_BACKEND = """# Stand-in second backend, made by the layering mutation harness.
@@ -93,13 +97,22 @@ def _select_branch(root: Path) -> None:
     )
 
 
-def _data_dep(root: Path) -> None:
-    _edit(
-        root,
-        "core/BUILD.bazel",
-        _PY_DATA,
-        '    data = [":torch_core/_C.so", "//third_device/torch_cuda:_CUDAC"],\n',
+def _buildozer(root: Path, command: str, target: str) -> None:
+    """Edits a BUILD file the way a developer would, whatever its formatting."""
+    buildozer = REPO_ROOT / "node_modules" / ".bin" / "buildozer"
+    if not buildozer.exists():
+        raise TorchsplitError("buildozer is missing: run tools/dev bootstrap", str(buildozer))
+    proc = subprocess.run(
+        [str(buildozer), command, target], cwd=root, capture_output=True, text=True, check=False
     )
+    if proc.returncode != 0:  # 3 would mean "nothing changed": the mutation did not apply
+        raise TorchsplitError(
+            f"buildozer {command!r} {target} failed ({proc.returncode}): {proc.stderr}"
+        )
+
+
+def _data_dep(root: Path) -> None:
+    _buildozer(root, "add data //third_device/torch_cuda:_CUDAC", "//core:torch_core")
 
 
 def _include(rel: str, after: str, line: str) -> Callable[[Path], None]:
