@@ -61,11 +61,16 @@ def libtorch_cpu_sources():
 torch_cuda_framework_sources = [
     "third_device/torch_cuda/csrc/framework/CUDAError.cpp",
     "third_device/torch_cuda/csrc/framework/CUDAHooks.cpp",
-    "third_device/torch_cuda/csrc/framework/CUDAStream.cpp",
+    "third_device/torch_cuda/csrc/framework/DeviceProperties.cpp",
+    "third_device/torch_cuda/csrc/framework/DeviceScope.cpp",
+    "third_device/torch_cuda/csrc/framework/HostStaging.cpp",
 ]
 
 torch_cuda_aten_sources = [
-    "third_device/torch_cuda/csrc/aten/native/BinaryKernels.cu",
+    "third_device/torch_cuda/csrc/aten/CUDAKernels.cpp",
+    "third_device/torch_cuda/csrc/aten/native/MatmulKernel.cu",
+    "third_device/torch_cuda/csrc/aten/native/PointwiseKernels.cu",
+    "third_device/torch_cuda/csrc/aten/native/ReduceKernels.cu",
 ]
 
 torch_cuda_jit_sources = [
@@ -77,6 +82,7 @@ torch_cuda_distributed_sources = [
 ]
 
 torch_cuda_profiler_sources = [
+    "third_device/torch_cuda/csrc/profiler/CUDAProfilerStubs.cpp",
     "third_device/torch_cuda/csrc/profiler/NvtxRange.cpp",
 ]
 

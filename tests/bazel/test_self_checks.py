@@ -60,7 +60,7 @@ def test_reorg_check_agrees_with_build_files() -> None:
 
 def test_reorg_check_catches_a_source_listed_for_the_wrong_target(tmp_path: Path) -> None:
     text = (REPO / "build_variables.bzl").read_text()
-    moved = '    "third_device/torch_cuda/csrc/framework/CUDAStream.cpp",\n'
+    moved = '    "third_device/torch_cuda/csrc/framework/CUDAHooks.cpp",\n'
     assert moved in text
     text = text.replace(moved, "").replace(
         "torch_cuda_jit_sources = [\n", "torch_cuda_jit_sources = [\n" + moved
@@ -72,4 +72,4 @@ def test_reorg_check_catches_a_source_listed_for_the_wrong_target(tmp_path: Path
         "--bazel", str(REPO / "tools" / "bazel"), "--workspace", str(REPO),
     )  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "CUDAStream.cpp" in proc.stdout
+    assert "CUDAHooks.cpp" in proc.stdout

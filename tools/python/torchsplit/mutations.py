@@ -211,18 +211,18 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "core-header-includes-backend",
-        'core/c10/core/Device.h includes "torch_cuda/csrc/framework/CUDAStream.h"',
+        'core/c10/core/Device.h includes "torch_cuda/csrc/framework/CUDAHooks.h"',
         _include(
             "core/c10/core/Device.h",
             "#pragma once\n",
-            '#include "torch_cuda/csrc/framework/CUDAStream.h"',
+            '#include "torch_cuda/csrc/framework/CUDAHooks.h"',
         ),
         {
             "scan": (
                 "core/c10/core/Device.h",
-                "third_device/torch_cuda/csrc/framework/CUDAStream.h",
+                "third_device/torch_cuda/csrc/framework/CUDAHooks.h",
             ),
-            "compile": ("torch_cuda/csrc/framework/CUDAStream.h",),
+            "compile": ("torch_cuda/csrc/framework/CUDAHooks.h",),
         },
     ),
     Mutation(

@@ -4,29 +4,9 @@
 #include <stdexcept>
 
 #include "torch_cuda/csrc/framework/CUDAError.h"
+#include "torch_cuda/csrc/framework/DeviceScope.h"
 
 namespace torch_cuda {
-namespace {
-
-// Makes `index` current for the scope, restoring the previous device after.
-class DeviceScope {
- public:
-  explicit DeviceScope(c10::DeviceIndex index) {
-    TORCH_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != index) {
-      TORCH_CUDA_CHECK(cudaSetDevice(index));
-    }
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
-
-}  // namespace
-
 CudaHooks::CudaHooks() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
@@ -39,6 +19,9 @@ CudaHooks::CudaHooks() {
   count_ = static_cast<c10::DeviceIndex>(count);
   if (count_ == 0) {
     reason_ = "no CUDA device (the driver reports 0 devices)";
+  }
+  for (c10::DeviceIndex i = 0; i < count_; ++i) {
+    staging_.push_back(std::make_unique<HostStaging>(i));
   }
 }
 
@@ -84,6 +67,8 @@ void* CudaHooks::raw_allocate(size_t bytes, c10::DeviceIndex index) {
 }
 
 void CudaHooks::raw_free(void* ptr, c10::DeviceIndex index) {
+  // cudaFree waits for the device to finish using the memory, so blocks the
+  // caching allocator releases are never freed under a running kernel.
   DeviceScope scope(index);
   TORCH_CUDA_CHECK(cudaFree(ptr));
 }
@@ -94,10 +79,11 @@ cudaStream_t CudaHooks::native_stream(const c10::Stream& stream) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = streams_.find(stream.id);
-  if (it == streams_.end()) {
+  // Ids are unique across devices; a stream used with another device's id is a caller bug.
+  if (it == streams_.end() || it->second.device != stream.device.index()) {
     throw std::invalid_argument("no CUDA stream " + std::to_string(stream.id) + " on " + stream.device.str());
   }
-  return it->second;
+  return it->second.handle;
 }
 
 cudaEvent_t CudaHooks::native_event(c10::EventId event) {
@@ -110,26 +96,52 @@ cudaEvent_t CudaHooks::native_event(c10::EventId event) {
 }
 
 void CudaHooks::copy_from_host(void* dst, const void* host_src, size_t bytes, const c10::Stream& stream) {
+  require_device(stream.device.index());
   DeviceScope scope(stream.device.index());
-  const cudaStream_t s = native_stream(stream);
-  TORCH_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, s));
-  TORCH_CUDA_CHECK(cudaStreamSynchronize(s));
+  staging_[stream.device.index()]->to_device(dst, host_src, bytes, native_stream(stream));
 }
 
 void CudaHooks::copy_to_host(void* host_dst, const void* src, size_t bytes, const c10::Stream& stream) {
+  require_device(stream.device.index());
   DeviceScope scope(stream.device.index());
-  const cudaStream_t s = native_stream(stream);
-  TORCH_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, s));
-  TORCH_CUDA_CHECK(cudaStreamSynchronize(s));
+  staging_[stream.device.index()]->to_host(host_dst, src, bytes, native_stream(stream));
 }
 
 bool CudaHooks::copy_between_devices(void* dst, const c10::Device& dst_device, const void* src,
                                      const c10::Device& src_device, size_t bytes) {
-  // Order after pending work on both devices, then copy peer to peer (the
-  // runtime stages through the host when peer access is unavailable).
-  synchronize(src_device.index());
-  synchronize(dst_device.index());
-  TORCH_CUDA_CHECK(cudaMemcpyPeer(dst, dst_device.index(), src, src_device.index(), bytes));
+  require_device(src_device.index());
+  require_device(dst_device.index());
+  // Stream-ordered on both sides, without blocking the host: the copy runs on
+  // the destination's current stream (where `dst` was allocated and where
+  // its next readers run) after the source's current stream has produced
+  // `src`; the source stream then waits for the copy, so the caching
+  // allocator cannot hand `src`'s block to later work on that stream while
+  // the copy still reads it. The runtime stages through the host when the
+  // devices have no peer access.
+  const cudaStream_t src_stream = native_stream(c10::current_stream(src_device));
+  const cudaStream_t dst_stream = native_stream(c10::current_stream(dst_device));
+  cudaEvent_t produced = nullptr;
+  cudaEvent_t copied = nullptr;
+  {
+    DeviceScope scope(src_device.index());
+    TORCH_CUDA_CHECK(cudaEventCreateWithFlags(&produced, cudaEventDisableTiming));
+    TORCH_CUDA_CHECK(cudaEventRecord(produced, src_stream));
+  }
+  {
+    DeviceScope scope(dst_device.index());
+    TORCH_CUDA_CHECK(cudaStreamWaitEvent(dst_stream, produced, 0));
+    TORCH_CUDA_CHECK(
+        cudaMemcpyPeerAsync(dst, dst_device.index(), src, src_device.index(), bytes, dst_stream));
+    TORCH_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+    TORCH_CUDA_CHECK(cudaEventRecord(copied, dst_stream));
+  }
+  {
+    DeviceScope scope(src_device.index());
+    TORCH_CUDA_CHECK(cudaStreamWaitEvent(src_stream, copied, 0));
+  }
+  // Destroying a recorded event is legal: the runtime releases it once it completes.
+  cudaEventDestroy(produced);
+  cudaEventDestroy(copied);
   return true;
 }
 
@@ -139,11 +151,13 @@ c10::StreamId CudaHooks::create_stream(c10::DeviceIndex index) {
   cudaStream_t stream = nullptr;
   TORCH_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::lock_guard<std::mutex> lock(mutex_);
-  streams_[next_stream_] = stream;
+  streams_[next_stream_] = NativeStream{index, stream};
   return next_stream_++;
 }
 
 bool CudaHooks::query_stream(const c10::Stream& stream) {
+  require_device(stream.device.index());
+  DeviceScope scope(stream.device.index());  // stream 0 is the current device's legacy stream
   const cudaError_t status = cudaStreamQuery(native_stream(stream));
   if (status == cudaErrorNotReady) {
     cudaGetLastError();
@@ -154,6 +168,8 @@ bool CudaHooks::query_stream(const c10::Stream& stream) {
 }
 
 void CudaHooks::synchronize_stream(const c10::Stream& stream) {
+  require_device(stream.device.index());
+  DeviceScope scope(stream.device.index());
   TORCH_CUDA_CHECK(cudaStreamSynchronize(native_stream(stream)));
 }
 
@@ -182,6 +198,7 @@ void CudaHooks::destroy_event(c10::EventId event, c10::DeviceIndex) {
 }
 
 void CudaHooks::record_event(c10::EventId event, const c10::Stream& stream) {
+  require_device(stream.device.index());
   DeviceScope scope(stream.device.index());
   TORCH_CUDA_CHECK(cudaEventRecord(native_event(event), native_stream(stream)));
 }
@@ -201,6 +218,7 @@ void CudaHooks::synchronize_event(c10::EventId event, c10::DeviceIndex) {
 }
 
 void CudaHooks::stream_wait_event(const c10::Stream& stream, c10::EventId event) {
+  require_device(stream.device.index());
   DeviceScope scope(stream.device.index());
   TORCH_CUDA_CHECK(cudaStreamWaitEvent(native_stream(stream), native_event(event), 0));
 }

@@ -2,11 +2,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "c10/core/DeviceRegistry.h"
+#include "torch_cuda/csrc/framework/HostStaging.h"
 
 namespace torch_cuda {
 
@@ -14,7 +17,8 @@ namespace torch_cuda {
 // is remembered as the reason the device type is unavailable rather than
 // thrown at import time, so `import torch_cuda` works without a GPU or driver.
 // Stream 0 of each device is CUDA's legacy default stream; others map to
-// non-blocking cudaStream_t's created on demand.
+// non-blocking cudaStream_t's created on demand. Host copies go through
+// pinned staging buffers (HostStaging), one set per device.
 class CudaHooks final : public c10::DeviceHooks {
  public:
   CudaHooks();
@@ -47,9 +51,10 @@ class CudaHooks final : public c10::DeviceHooks {
 
   // The CUDA stream behind a core stream id.
   cudaStream_t native_stream(const c10::Stream& stream);
+  // Throws, naming the cause, unless `index` is a usable device.
+  void require_device(c10::DeviceIndex index) const;
 
  private:
-  void require_device(c10::DeviceIndex index) const;
   cudaEvent_t native_event(c10::EventId event);
 
   c10::DeviceIndex count_ = 0;
@@ -57,8 +62,13 @@ class CudaHooks final : public c10::DeviceHooks {
   std::mutex mutex_;
   c10::StreamId next_stream_ = 1;
   c10::EventId next_event_ = 1;
-  std::unordered_map<c10::StreamId, cudaStream_t> streams_;
+  struct NativeStream {
+    c10::DeviceIndex device;
+    cudaStream_t handle;
+  };
+  std::unordered_map<c10::StreamId, NativeStream> streams_;
   std::unordered_map<c10::EventId, cudaEvent_t> events_;
+  std::vector<std::unique_ptr<HostStaging>> staging_;  // by device index
 };
 
 // Registers "cuda" with core once per process and returns its type id.

@@ -1,5 +1,7 @@
 // torch_cuda._CUDAC: the CUDA backend's Python extension. Importing it
-// registers the "cuda" device type with core.
+// registers the "cuda" device type, its kernels and its profiler stubs with
+// core. Tensors, streams, events and memory statistics then go through
+// torch_core's generic API; this module adds what is CUDA's own.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -8,12 +10,16 @@
 #include <vector>
 
 #include "c10/core/DeviceRegistry.h"
-#include "torch_cuda/csrc/aten/native/BinaryKernels.h"
+#include "csrc/profiler/ProfilerStubs.h"
+#include "torch_cuda/csrc/aten/CUDAKernels.h"
+#include "torch_cuda/csrc/aten/native/Launchers.h"
 #include "torch_cuda/csrc/distributed/Reduce.h"
 #include "torch_cuda/csrc/framework/CUDAError.h"
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
-#include "torch_cuda/csrc/framework/CUDAStream.h"
+#include "torch_cuda/csrc/framework/DeviceProperties.h"
+#include "torch_cuda/csrc/framework/DeviceScope.h"
 #include "torch_cuda/csrc/jit/KernelSource.h"
+#include "torch_cuda/csrc/profiler/CUDAProfilerStubs.h"
 #include "torch_cuda/csrc/profiler/NvtxRange.h"
 
 namespace py = pybind11;
@@ -24,22 +30,17 @@ c10::DeviceHooks& hooks() {
   return c10::DeviceRegistry::instance().hooks(torch_cuda::register_cuda_device_type());
 }
 
-torch_cuda::native::BinaryOp parse_binary_op(const std::string& name) {
-  using torch_cuda::native::BinaryOp;
-  if (name == "add") return BinaryOp::Add;
-  if (name == "sub") return BinaryOp::Sub;
-  if (name == "mul") return BinaryOp::Mul;
-  if (name == "div") return BinaryOp::Div;
-  if (name == "maximum") return BinaryOp::Maximum;
-  if (name == "minimum") return BinaryOp::Minimum;
-  throw std::invalid_argument("unknown binary op '" + name + "'");
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_CUDAC, m) {
   m.doc() = "torch_cuda's C++/CUDA runtime";
-  torch_cuda::register_cuda_device_type();
+  static const c10::DeviceTypeId cuda = [] {
+    const c10::DeviceTypeId id = torch_cuda::register_cuda_device_type();
+    torch_cuda::register_cuda_kernels(id);
+    torch_cuda::register_cuda_profiler(id);
+    return id;
+  }();
+  m.attr("device_type_id") = cuda;
 
   py::register_exception<torch_cuda::CudaError>(m, "CudaError", PyExc_RuntimeError);
 
@@ -52,22 +53,36 @@ PYBIND11_MODULE(_CUDAC, m) {
   m.def("_runtime_version", &torch_cuda::runtime_version,
         "Version of the CUDA runtime linked in (e.g. 13000).");
 
-  py::class_<torch_cuda::CudaStream, std::shared_ptr<torch_cuda::CudaStream>>(m, "_Stream")
-      .def(py::init([](int device) {
-             return std::make_shared<torch_cuda::CudaStream>(static_cast<c10::DeviceIndex>(device));
-           }),
-           py::arg("device"))
-      .def_property_readonly("device", &torch_cuda::CudaStream::device)
-      .def("query", &torch_cuda::CudaStream::query)
-      .def("synchronize", &torch_cuda::CudaStream::synchronize,
-           py::call_guard<py::gil_scoped_release>());
-
+  py::class_<torch_cuda::DeviceProperties>(m, "_DeviceProperties")
+      .def_readonly("name", &torch_cuda::DeviceProperties::name)
+      .def_readonly("major", &torch_cuda::DeviceProperties::major)
+      .def_readonly("minor", &torch_cuda::DeviceProperties::minor)
+      .def_readonly("total_memory", &torch_cuda::DeviceProperties::total_memory)
+      .def_readonly("multi_processor_count", &torch_cuda::DeviceProperties::multi_processor_count)
+      .def_readonly("warp_size", &torch_cuda::DeviceProperties::warp_size)
+      .def_readonly("shared_memory_per_block", &torch_cuda::DeviceProperties::shared_memory_per_block)
+      .def_readonly("max_threads_per_block", &torch_cuda::DeviceProperties::max_threads_per_block)
+      .def("__repr__", [](const torch_cuda::DeviceProperties& p) {
+        return "_CudaDeviceProperties(name='" + p.name + "', major=" + std::to_string(p.major) +
+               ", minor=" + std::to_string(p.minor) + ", total_memory=" +
+               std::to_string(p.total_memory / (1024 * 1024)) + "MB, multi_processor_count=" +
+               std::to_string(p.multi_processor_count) + ")";
+      });
+  m.def("_device_properties", [](int index) { return torch_cuda::device_properties(static_cast<c10::DeviceIndex>(index)); },
+        py::arg("device"));
+  m.def("_has_profiler_stubs", [] { return torch_core::profiler::profiler_stubs(cuda) != nullptr; },
+        "Whether core's profiler has CUDA's stubs (device-side kernel timing).");
   m.def(
-      "_binary_on_device",
-      [](const std::string& op, const std::vector<float>& a, const std::vector<float>& b,
-         int device) { return torch_cuda::native::binary_on_device(parse_binary_op(op), a, b, device); },
-      py::arg("op"), py::arg("a"), py::arg("b"), py::arg("device") = 0,
-      py::call_guard<py::gil_scoped_release>());
+      "_sleep",
+      [](int64_t cycles, int device, int64_t stream) {
+        const c10::Stream s{c10::Device(cuda, static_cast<c10::DeviceIndex>(device)), stream};
+        auto& hooks = torch_cuda::cuda_hooks();
+        hooks.require_device(s.device.index());
+        const torch_cuda::DeviceScope scope(s.device.index());
+        torch_cuda::native::sleep_cycles(cycles, hooks.native_stream(s));
+      },
+      py::arg("cycles"), py::arg("device"), py::arg("stream"),
+      "Queues a kernel that spins for about `cycles` GPU clocks (like torch.cuda._sleep).");
 
   m.def("_parse_reduce_op", [](const std::string& name) {
     return static_cast<int>(torch_cuda::distributed::parse_reduce_op(name));

@@ -1,26 +1,30 @@
-"""CUDA streams, as ``torch.cuda.Stream`` offers them."""
+"""CUDA streams and events: torch_core's generic ones on ``cuda:N`` devices."""
 
 from __future__ import annotations
 
+import torch_core
 from torch_cuda import _CUDAC
-from torch_cuda.core.device import _require, current_device
+from torch_cuda.core.runtime import resolve
+
+stream = torch_core.stream
 
 
-class Stream:
-    """A non-blocking CUDA stream on one device."""
+def Stream(device: int | str | torch_core.Device | None = None) -> torch_core.Stream:
+    """A new non-blocking CUDA stream on ``device`` (default: the current one)."""
+    return torch_core.Stream(resolve(device))
 
-    def __init__(self, device: int | None = None) -> None:
-        _require()
-        self._stream = _CUDAC._Stream(current_device() if device is None else device)
 
-    @property
-    def device(self) -> int:
-        return int(self._stream.device)
+def Event(device: int | str | torch_core.Device | None = None) -> torch_core.Event:
+    """A CUDA event (timing enabled) on ``device`` (default: the current one)."""
+    return torch_core.Event(resolve(device))
 
-    def query(self) -> bool:
-        """True when all work queued on the stream has finished."""
-        return bool(self._stream.query())
 
-    def synchronize(self) -> None:
-        """Waits for all work queued on the stream."""
-        self._stream.synchronize()
+def current_stream(device: int | str | torch_core.Device | None = None) -> torch_core.Stream:
+    """This thread's current stream on ``device`` (stream 0, CUDA's default stream, unless set)."""
+    return torch_core.current_stream(resolve(device))
+
+
+def _sleep(cycles: int, stream: torch_core.Stream | None = None) -> None:
+    """Queues a kernel spinning ``cycles`` GPU clocks on ``stream`` (like ``torch.cuda._sleep``)."""
+    s = stream or current_stream()
+    _CUDAC._sleep(cycles, s.device.index, s.id)

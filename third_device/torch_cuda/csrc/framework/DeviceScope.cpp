@@ -1,0 +1,23 @@
+#include "torch_cuda/csrc/framework/DeviceScope.h"
+
+#include <cuda_runtime_api.h>
+
+#include "torch_cuda/csrc/framework/CUDAError.h"
+
+namespace torch_cuda {
+
+DeviceScope::DeviceScope(c10::DeviceIndex index) {
+  TORCH_CUDA_CHECK(cudaGetDevice(&previous_));
+  if (previous_ != index) {
+    TORCH_CUDA_CHECK(cudaSetDevice(index));
+    changed_ = true;
+  }
+}
+
+DeviceScope::~DeviceScope() {
+  if (changed_) {
+    cudaSetDevice(previous_);  // cannot fail for a device that was current before
+  }
+}
+
+}  // namespace torch_cuda
