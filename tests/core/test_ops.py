@@ -8,7 +8,16 @@ import pytest
 import torch_core as tc
 import torch_emu  # noqa: F401  (registers "emu")
 
-DEVICES = ["cpu", "emu:0"]
+try:  # registers "cuda" when the CUDA backend is built; its cases then run where a GPU is
+    import torch_cuda  # noqa: F401
+except (
+    ImportError
+):  # a CPU-only build (or `bazel test //tests:core_test`, which does not depend on it)
+    CUDA_DEVICES = []
+else:
+    CUDA_DEVICES = [pytest.param("cuda:0", marks=pytest.mark.gpu)]
+
+DEVICES = ["cpu", "emu:0", *CUDA_DEVICES]
 DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": np.bool_}
 rng = np.random.default_rng(1234)
 
