@@ -76,7 +76,7 @@ def test_cuda_backend_builds_nvcc_kernels_for_sm_90(bazel: Bazel) -> None:
     aquery = bazel.run(
         "aquery", "mnemonic(CudaCompile, //third_device/torch_cuda:all)", "--output=text"
     ).stdout
-    assert "BinaryKernels.cu" in aquery
+    assert "PointwiseKernels.cu" in aquery
     assert "arch=compute_90,code=sm_90" in aquery
 
 
