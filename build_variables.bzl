@@ -69,7 +69,10 @@ torch_cuda_aten_sources = [
 ]
 
 torch_cuda_jit_sources = [
+    "third_device/torch_cuda/csrc/jit/DriverApi.cpp",
+    "third_device/torch_cuda/csrc/jit/FusedKernels.cpp",
     "third_device/torch_cuda/csrc/jit/KernelSource.cpp",
+    "third_device/torch_cuda/csrc/jit/Nvrtc.cpp",
 ]
 
 torch_cuda_distributed_sources = [
@@ -81,6 +84,7 @@ torch_cuda_profiler_sources = [
 ]
 
 torch_cuda_pybinding_sources = [
+    "third_device/torch_cuda/csrc/pybinding/JitBindings.cpp",
     "third_device/torch_cuda/csrc/pybinding/Module.cpp",
 ]
 

@@ -14,6 +14,7 @@
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
 #include "torch_cuda/csrc/framework/CUDAStream.h"
 #include "torch_cuda/csrc/jit/KernelSource.h"
+#include "torch_cuda/csrc/pybinding/JitBindings.h"
 #include "torch_cuda/csrc/profiler/NvtxRange.h"
 
 namespace py = pybind11;
@@ -75,6 +76,8 @@ PYBIND11_MODULE(_CUDAC, m) {
 
   m.def("_elementwise_kernel_source", &torch_cuda::jit::elementwise_kernel_source, py::arg("name"),
         py::arg("num_inputs"), py::arg("expression"));
+
+  torch_cuda::python::init_jit_bindings(m);
 
   m.def("_nvtx_push", &torch_cuda::profiler::push_range, py::arg("name"));
   m.def("_nvtx_pop", &torch_cuda::profiler::pop_range);
