@@ -76,6 +76,7 @@ torch_cuda_jit_sources = [
 ]
 
 torch_cuda_distributed_sources = [
+    "third_device/torch_cuda/csrc/distributed/Nccl.cpp",
     "third_device/torch_cuda/csrc/distributed/Reduce.cpp",
 ]
 
@@ -84,6 +85,7 @@ torch_cuda_profiler_sources = [
 ]
 
 torch_cuda_pybinding_sources = [
+    "third_device/torch_cuda/csrc/pybinding/DistributedBindings.cpp",
     "third_device/torch_cuda/csrc/pybinding/JitBindings.cpp",
     "third_device/torch_cuda/csrc/pybinding/Module.cpp",
 ]

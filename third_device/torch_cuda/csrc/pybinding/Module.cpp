@@ -14,6 +14,7 @@
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
 #include "torch_cuda/csrc/framework/CUDAStream.h"
 #include "torch_cuda/csrc/jit/KernelSource.h"
+#include "torch_cuda/csrc/pybinding/DistributedBindings.h"
 #include "torch_cuda/csrc/pybinding/JitBindings.h"
 #include "torch_cuda/csrc/profiler/NvtxRange.h"
 
@@ -78,6 +79,7 @@ PYBIND11_MODULE(_CUDAC, m) {
         py::arg("num_inputs"), py::arg("expression"));
 
   torch_cuda::python::init_jit_bindings(m);
+  torch_cuda::python::init_distributed_bindings(m);
 
   m.def("_nvtx_push", &torch_cuda::profiler::push_range, py::arg("name"));
   m.def("_nvtx_pop", &torch_cuda::profiler::pop_range);
