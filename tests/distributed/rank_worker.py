@@ -239,7 +239,9 @@ def nccl_collectives(device: str, rank: int, world: int, args: list[str]) -> dic
             np.testing.assert_array_equal(outs[r].numpy()[:, 0], _values(n, np.float32, r))
         for op in ["sum", "max", "avg"]:
             dtype = np.float64 if op == "avg" else np.int64
-            inputs = [tc.tensor(_values(n, dtype, rank, salt=r + 3), device=device) for r in range(world)]
+            inputs = [
+                tc.tensor(_values(n, dtype, rank, salt=r + 3), device=device) for r in range(world)
+            ]
             out = tc.tensor(np.zeros(n, dtype), device=device)
             dist.reduce_scatter(out, inputs, op)
             want = _expected(op, [_values(n, dtype, q, salt=rank + 3) for q in range(world)])

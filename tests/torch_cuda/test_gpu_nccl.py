@@ -16,7 +16,7 @@ import torch_cuda
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "distributed"))
 
-from launcher import check_ok, run_ranks  # noqa: E402
+from launcher import check_ok, run_ranks
 
 pytestmark = [
     pytest.mark.gpu,
@@ -28,9 +28,7 @@ pytestmark = [
 
 
 def test_every_nccl_collective_matches_numpy() -> None:
-    results = check_ok(
-        run_ranks("nccl_collectives", 2, device="cuda", timeout=60, wall_clock=400)
-    )
+    results = check_ok(run_ranks("nccl_collectives", 2, device="cuda", timeout=60, wall_clock=400))
     for r in results:
         info = json.loads(r.stdout.strip().splitlines()[-1])
         assert info["backend"] == "nccl"

@@ -84,8 +84,9 @@ def load_nvrtc() -> None:
             )
         named = os.environ.get(LIBRARY_ENV, "")
         if named:
-            library, preload = named, sorted(
-                glob.glob(str(Path(named).parent / "libnvrtc-builtins.so.*"))
+            library, preload = (
+                named,
+                sorted(glob.glob(str(Path(named).parent / "libnvrtc-builtins.so.*"))),
             )
         else:
             found = _wheel_library()
@@ -146,8 +147,12 @@ _VIRTUAL_HEADERS = {
         "namespace std {\n"
         "template <typename T> struct numeric_limits;\n"
         "template <> struct numeric_limits<double> {\n"
-        "  __device__ static double infinity() { return __longlong_as_double(0x7ff0000000000000LL); }\n"
-        "  __device__ static double quiet_NaN() { return __longlong_as_double(0x7ff8000000000000LL); }\n"
+        "  __device__ static double infinity() {\n"
+        "    return __longlong_as_double(0x7ff0000000000000LL);\n"
+        "  }\n"
+        "  __device__ static double quiet_NaN() {\n"
+        "    return __longlong_as_double(0x7ff8000000000000LL);\n"
+        "  }\n"
         "};\n"
         "}\n"
     ),
@@ -266,7 +271,8 @@ class NvrtcCache:
     def key(self, source: str, headers: list[tuple[str, str]], options: list[str]) -> str:
         digest = hashlib.sha256()
         parts = [source, *(f"{n}\n{c}" for n, c in headers), " ".join(options)]
-        parts.append("nvrtc %d.%d" % nvrtc_version())
+        major, minor = nvrtc_version()
+        parts.append(f"nvrtc {major}.{minor}")
         for part in parts:
             data = part.encode()
             digest.update(len(data).to_bytes(8, "little"))
@@ -292,7 +298,9 @@ class NvrtcCache:
                 )
                 counters().disk_hits += 1
             else:
-                ptx, cubin, log = _CUDAC._nvrtc_compile(source, f"{name}.cu", headers, options)
+                ptx, cubin, _warnings = _CUDAC._nvrtc_compile(
+                    source, f"{name}.cu", headers, options
+                )
                 counters().compilations += 1
                 compiled = Compiled(key, target, ptx, cubin)
                 _write_atomic(directory, f"{key}.cu", source.encode())
