@@ -110,7 +110,9 @@ class NcclBackend(dist.Backend):
         if comm is not None:
             return comm
         c = self.ctx
-        key = f"{c.prefix}/unique_id/cuda{device}"
+        # The n-th communicator of every rank is one NCCL communicator, whatever
+        # device each rank uses (usually cuda:<local rank>).
+        key = f"{c.prefix}/unique_id/{len(self._comms)}"
         if c.rank == 0:
             # NCCL's bootstrap listens on this id's address: keep it on the
             # loopback interface, like the store (single host).
@@ -118,7 +120,7 @@ class NcclBackend(dist.Backend):
             c.store.set(key, _CUDAC._nccl_unique_id())
         elif c.store.wait([key], c.timeout):
             raise dist.DistTimeoutError(
-                f"nccl: rank 0 did not publish the communicator id for cuda:{device} "
+                f"nccl: rank 0 did not publish communicator #{len(self._comms)}'s id "
                 f"within {c.timeout:.1f} s"
             )
         (unique_id,) = c.store.multi_get([key], c.timeout)
@@ -126,7 +128,7 @@ class NcclBackend(dist.Backend):
             comm = _CUDAC._NcclCommunicator(unique_id, c.rank, c.world_size, device, c.timeout)
         except NcclTimeout as error:
             raise dist.DistTimeoutError(str(error)) from error
-        except NcclError as error:
+        except RuntimeError as error:  # NcclError, or CudaError naming the device's problem
             raise dist.DistBackendError(str(error)) from error
         self._comms[device] = comm
         return comm
@@ -172,7 +174,7 @@ class NcclBackend(dist.Backend):
             work = comm.launch(kind, list(tensors), op, root, self.ctx.timeout)
         except NcclTimeout as error:
             raise dist.DistTimeoutError(str(error)) from error
-        except NcclError as error:
+        except RuntimeError as error:
             raise dist.DistBackendError(str(error)) from error
         timeout = self.ctx.timeout
 
@@ -181,7 +183,7 @@ class NcclBackend(dist.Backend):
                 work.run(timeout)
             except NcclTimeout as error:
                 raise dist.DistTimeoutError(str(error)) from error
-            except NcclError as error:
+            except RuntimeError as error:
                 raise dist.DistBackendError(str(error)) from error
 
         return dist.Launched(run, work.cancel)
