@@ -113,10 +113,10 @@ class NcclBackend(dist.Backend):
         # The n-th communicator of every rank is one NCCL communicator, whatever
         # device each rank uses (usually cuda:<local rank>).
         key = f"{c.prefix}/unique_id/{len(self._comms)}"
+        # NCCL's bootstrap sockets stay on the loopback interface, like the
+        # store (single host), unless the user chose an interface.
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
         if c.rank == 0:
-            # NCCL's bootstrap listens on this id's address: keep it on the
-            # loopback interface, like the store (single host).
-            os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
             c.store.set(key, _CUDAC._nccl_unique_id())
         elif c.store.wait([key], c.timeout):
             raise dist.DistTimeoutError(
