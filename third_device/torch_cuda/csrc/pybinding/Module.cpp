@@ -14,9 +14,9 @@
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
 #include "torch_cuda/csrc/framework/CUDAStream.h"
 #include "torch_cuda/csrc/jit/KernelSource.h"
+#include "torch_cuda/csrc/profiler/NvtxRange.h"
 #include "torch_cuda/csrc/pybinding/DistributedBindings.h"
 #include "torch_cuda/csrc/pybinding/JitBindings.h"
-#include "torch_cuda/csrc/profiler/NvtxRange.h"
 
 namespace py = pybind11;
 
@@ -78,10 +78,10 @@ PYBIND11_MODULE(_CUDAC, m) {
   m.def("_elementwise_kernel_source", &torch_cuda::jit::elementwise_kernel_source, py::arg("name"),
         py::arg("num_inputs"), py::arg("expression"));
 
-  torch_cuda::python::init_jit_bindings(m);
-  torch_cuda::python::init_distributed_bindings(m);
-
   m.def("_nvtx_push", &torch_cuda::profiler::push_range, py::arg("name"));
   m.def("_nvtx_pop", &torch_cuda::profiler::pop_range);
   m.def("_nvtx_depth", &torch_cuda::profiler::range_depth);
+
+  torch_cuda::python::init_jit_bindings(m);
+  torch_cuda::python::init_distributed_bindings(m);
 }
