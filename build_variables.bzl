@@ -74,10 +74,14 @@ torch_cuda_aten_sources = [
 ]
 
 torch_cuda_jit_sources = [
+    "third_device/torch_cuda/csrc/jit/DriverApi.cpp",
+    "third_device/torch_cuda/csrc/jit/FusedKernels.cpp",
     "third_device/torch_cuda/csrc/jit/KernelSource.cpp",
+    "third_device/torch_cuda/csrc/jit/Nvrtc.cpp",
 ]
 
 torch_cuda_distributed_sources = [
+    "third_device/torch_cuda/csrc/distributed/Nccl.cpp",
     "third_device/torch_cuda/csrc/distributed/Reduce.cpp",
 ]
 
@@ -87,6 +91,8 @@ torch_cuda_profiler_sources = [
 ]
 
 torch_cuda_pybinding_sources = [
+    "third_device/torch_cuda/csrc/pybinding/DistributedBindings.cpp",
+    "third_device/torch_cuda/csrc/pybinding/JitBindings.cpp",
     "third_device/torch_cuda/csrc/pybinding/Module.cpp",
 ]
 

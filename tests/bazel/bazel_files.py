@@ -31,6 +31,15 @@ WORKSPACE_MACROS = {
             "toolkit_visibility": kw.get("toolkit_visibility", ["//visibility:public"]),
         },
     ),
+    "cuda_wheels": (
+        "@rules_cuda//cuda:extensions.bzl",
+        "toolchain",
+        "wheels",
+        lambda kw: {
+            "name": kw.get("name", "cuda_wheels"),
+            "wheel_visibility": kw.get("wheel_visibility", ["//visibility:public"]),
+        },
+    ),
     "python_configure": (
         "@pybind11_bazel//:extensions.bzl",
         "pybind11",

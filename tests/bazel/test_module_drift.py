@@ -22,7 +22,7 @@ def test_module_matches_workspace() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        ('use_repo(cuda, "local_cuda")', "", "use_repo differs"),
+        ('use_repo(cuda, "cuda_wheels", "local_cuda")', "", "use_repo differs"),
         ('path = "tools/repos/rules_cuda"', 'path = "elsewhere"', "local repositories differ"),
         (
             'toolkit_visibility = ["@//third_device:__subpackages__"]',

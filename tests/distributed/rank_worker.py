@@ -207,12 +207,71 @@ def backend_errors(device: str, rank: int, world: int, args: list[str]) -> dict[
     return errors
 
 
+def nccl_collectives(device: str, rank: int, world: int, args: list[str]) -> dict[str, object]:
+    """nccl on cuda:<rank>: every collective against NumPy, built only from host copies
+    (tc.tensor(..., device) and .numpy()), plus one mismatch caught before NCCL."""
+    count = 0
+    for n in [0, 1, 5, 1000, 100_003]:
+        for dtype in DTYPES:
+            for op in ["sum", "avg", "max", "min", "product"]:
+                if op == "avg" and dtype is np.int64:
+                    continue
+                data = [_values(n, dtype, r, salt=n) for r in range(world)]
+                if op == "product":
+                    data = [np.clip(d, -3, 3) for d in data]
+                t = tc.tensor(data[rank], device=device)
+                dist.all_reduce(t, op)
+                np.testing.assert_array_equal(t.numpy(), _expected(op, data), err_msg=f"{op} n={n}")
+                count += 1
+        for op in ["sum", "product"]:  # bool: "or" and "and", as tcp does
+            flags = [_values(n, np.bool_, r, salt=n) for r in range(world)]
+            t = tc.tensor(flags[rank], device=device)
+            dist.all_reduce(t, op)
+            np.testing.assert_array_equal(t.numpy(), _expected(op, flags))
+        for src in range(world):
+            t = tc.tensor(_values(n, np.float64, rank, salt=src + 7), device=device)
+            dist.broadcast(t, src)
+            np.testing.assert_array_equal(t.numpy(), _values(n, np.float64, src, salt=src + 7))
+        mine = tc.tensor(_values(n, np.float32, rank).reshape(-1, 1), device=device)
+        outs = [tc.tensor(np.full((n, 1), -1, np.float32), device=device) for _ in range(world)]
+        dist.all_gather(outs, mine)
+        for r in range(world):
+            np.testing.assert_array_equal(outs[r].numpy()[:, 0], _values(n, np.float32, r))
+        for op in ["sum", "max", "avg"]:
+            dtype = np.float64 if op == "avg" else np.int64
+            inputs = [
+                tc.tensor(_values(n, dtype, rank, salt=r + 3), device=device) for r in range(world)
+            ]
+            out = tc.tensor(np.zeros(n, dtype), device=device)
+            dist.reduce_scatter(out, inputs, op)
+            want = _expected(op, [_values(n, dtype, q, salt=rank + 3) for q in range(world)])
+            np.testing.assert_array_equal(out.numpy(), want)
+        count += 6
+    tensors = [tc.tensor(np.full(33, rank + i, np.float32), device=device) for i in range(4)]
+    works = [dist.all_reduce(t, "max", async_op=True) for t in tensors]
+    for i, (w, t) in enumerate(zip(works, tensors, strict=True)):
+        assert w is not None and w.wait() and w.is_success()
+        np.testing.assert_array_equal(t.numpy(), np.full(33, float(world - 1 + i), np.float32))
+    dist.barrier()
+    errors = []
+    try:
+        dist.all_reduce(tc.tensor(np.ones(4 if rank == 1 else 3, np.float32), device=device))
+    except dist.DistError as error:
+        errors.append(str(error))
+    # Caught before anything was queued: the communicator still works.
+    t = tc.tensor(np.full(8, rank + 1.0, np.float32), device=device)
+    dist.all_reduce(t)
+    np.testing.assert_array_equal(t.numpy(), np.full(8, world * (world + 1) / 2, np.float32))
+    return {"checked": count, "backend": dist.get_backend("cuda"), "errors": errors}
+
+
 SCENARIOS: dict[str, Callable[[str, int, int, list[str]], dict[str, object]]] = {
     "collectives": collectives,
     "large": large,
     "mismatch": mismatch,
     "dies": dies,
     "stream_order": stream_order,
+    "nccl_collectives": nccl_collectives,
     "backend_errors": backend_errors,
     "join": lambda device, rank, world, args: {},
 }
@@ -228,6 +287,10 @@ def main(argv: list[str]) -> int:
         device = f"emu:{rank % 2}"
         if scenario == "backend_errors":
             backend = "eccl"
+    elif device_type == "cuda":
+        import torch_cuda  # noqa: F401  (registers nccl)
+
+        device = f"cuda:{rank}"
     else:
         device = "cpu"
     try:

@@ -12,8 +12,8 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import torch_core  # noqa: F401  (core first: _CUDAC registers into its registry)
-from torch_cuda import _CUDAC, backends
+from torch_cuda import _CUDAC, backends, distributed, jit
 from torch_cuda.core import *  # noqa: F403  (the torch.cuda-like API)
 from torch_cuda.core import __all__ as _core_api
 
-__all__ = ["_CUDAC", "backends", *_core_api]
+__all__ = ["_CUDAC", "backends", "distributed", "jit", *_core_api]

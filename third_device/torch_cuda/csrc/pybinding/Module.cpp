@@ -21,6 +21,8 @@
 #include "torch_cuda/csrc/jit/KernelSource.h"
 #include "torch_cuda/csrc/profiler/CUDAProfilerStubs.h"
 #include "torch_cuda/csrc/profiler/NvtxRange.h"
+#include "torch_cuda/csrc/pybinding/DistributedBindings.h"
+#include "torch_cuda/csrc/pybinding/JitBindings.h"
 
 namespace py = pybind11;
 
@@ -94,4 +96,7 @@ PYBIND11_MODULE(_CUDAC, m) {
   m.def("_nvtx_push", &torch_cuda::profiler::push_range, py::arg("name"));
   m.def("_nvtx_pop", &torch_cuda::profiler::pop_range);
   m.def("_nvtx_depth", &torch_cuda::profiler::range_depth);
+
+  torch_cuda::python::init_jit_bindings(m);
+  torch_cuda::python::init_distributed_bindings(m);
 }
