@@ -63,6 +63,7 @@ torch_cuda_framework_sources = [
     "third_device/torch_cuda/csrc/framework/CUDAHooks.cpp",
     "third_device/torch_cuda/csrc/framework/DeviceProperties.cpp",
     "third_device/torch_cuda/csrc/framework/DeviceScope.cpp",
+    "third_device/torch_cuda/csrc/framework/DynamicLibrary.cpp",
     "third_device/torch_cuda/csrc/framework/HostStaging.cpp",
 ]
 

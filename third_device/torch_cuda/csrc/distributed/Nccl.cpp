@@ -1,7 +1,6 @@
 #include "torch_cuda/csrc/distributed/Nccl.h"
 
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include <thread>
 #include <utility>
@@ -9,6 +8,8 @@
 #include "c10/core/Stream.h"
 #include "torch_cuda/csrc/framework/CUDAError.h"
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
+#include "torch_cuda/csrc/framework/DeviceScope.h"
+#include "torch_cuda/csrc/framework/DynamicLibrary.h"
 
 #if defined(CUDA_WHEELS_HAVE_NCCL)
 #include <nccl.h>
@@ -43,14 +44,6 @@ std::mutex g_mutex;
 NcclApi g_api;
 bool g_loaded = false;
 
-template <typename Fn>
-void bind(void* handle, Fn& fn, const char* symbol, const std::string& library) {
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr) {
-    throw std::runtime_error("NCCL library '" + library + "' has no symbol " + symbol);
-  }
-}
-
 const NcclApi& api() {
   std::lock_guard<std::mutex> lock(g_mutex);
   if (!g_loaded) {
@@ -67,20 +60,6 @@ std::string describe(const NcclApi& a, ncclResult_t result, ncclComm_t comm) {
   }
   return text;
 }
-
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    TORCH_CUDA_CHECK(cudaGetDevice(&previous_));
-    TORCH_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceScope() { cudaSetDevice(previous_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 ncclDataType_t nccl_dtype(c10::ScalarType t) {
   switch (t) {
@@ -146,26 +125,22 @@ void load_nccl(const std::string& library) {
   if (g_loaded) {
     return;
   }
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    throw std::runtime_error("cannot load NCCL '" + library + "': " + (error != nullptr ? error : "unknown error"));
-  }
+  const DynamicLibrary lib("NCCL", library);
   NcclApi a;
-  bind(handle, a.get_version, "ncclGetVersion", library);
-  bind(handle, a.get_unique_id, "ncclGetUniqueId", library);
-  bind(handle, a.init_rank_config, "ncclCommInitRankConfig", library);
-  bind(handle, a.get_async_error, "ncclCommGetAsyncError", library);
-  bind(handle, a.abort, "ncclCommAbort", library);
-  bind(handle, a.finalize, "ncclCommFinalize", library);
-  bind(handle, a.destroy, "ncclCommDestroy", library);
-  bind(handle, a.error_string, "ncclGetErrorString", library);
-  bind(handle, a.last_error, "ncclGetLastError", library);
-  bind(handle, a.group_start, "ncclGroupStart", library);
-  bind(handle, a.group_end, "ncclGroupEnd", library);
-  bind(handle, a.all_reduce, "ncclAllReduce", library);
-  bind(handle, a.broadcast, "ncclBroadcast", library);
-  bind(handle, a.reduce, "ncclReduce", library);
+  lib.bind(a.get_version, "ncclGetVersion");
+  lib.bind(a.get_unique_id, "ncclGetUniqueId");
+  lib.bind(a.init_rank_config, "ncclCommInitRankConfig");
+  lib.bind(a.get_async_error, "ncclCommGetAsyncError");
+  lib.bind(a.abort, "ncclCommAbort");
+  lib.bind(a.finalize, "ncclCommFinalize");
+  lib.bind(a.destroy, "ncclCommDestroy");
+  lib.bind(a.error_string, "ncclGetErrorString");
+  lib.bind(a.last_error, "ncclGetLastError");
+  lib.bind(a.group_start, "ncclGroupStart");
+  lib.bind(a.group_end, "ncclGroupEnd");
+  lib.bind(a.all_reduce, "ncclAllReduce");
+  lib.bind(a.broadcast, "ncclBroadcast");
+  lib.bind(a.reduce, "ncclReduce");
   g_api = a;
   g_loaded = true;  // never unloaded
 }

@@ -1,6 +1,7 @@
 #include "torch_cuda/csrc/jit/Nvrtc.h"
 
-#include <dlfcn.h>
+#include "torch_cuda/csrc/framework/DynamicLibrary.h"
+
 
 #include <mutex>
 
@@ -33,15 +34,6 @@ struct NvrtcApi {
 std::mutex g_mutex;
 NvrtcApi g_api;
 bool g_loaded = false;
-
-template <typename Fn>
-void bind(void* handle, Fn& fn, const char* symbol, const std::string& library) {
-  dlerror();
-  fn = reinterpret_cast<Fn>(dlsym(handle, symbol));
-  if (fn == nullptr) {
-    throw std::runtime_error("NVRTC library '" + library + "' has no symbol " + symbol);
-  }
-}
 
 const NvrtcApi& api() {
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -80,30 +72,23 @@ void load_nvrtc(const std::string& library, const std::vector<std::string>& prel
   for (const std::string& path : preload) {
     // NVRTC dlopens libnvrtc-builtins by soname; a global, already loaded
     // copy is what it then finds (the wheel sets no RUNPATH for it).
-    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL) == nullptr) {
-      const char* error = dlerror();
-      throw std::runtime_error("cannot load '" + path + "': " + (error != nullptr ? error : "unknown error"));
-    }
+    const DynamicLibrary builtins("NVRTC builtins", path, /*global=*/true);
   }
-  void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    throw std::runtime_error("cannot load NVRTC '" + library + "': " + (error != nullptr ? error : "unknown error"));
-  }
+  const DynamicLibrary lib("NVRTC", library);
   NvrtcApi a;
-  bind(handle, a.version, "nvrtcVersion", library);
-  bind(handle, a.num_supported_archs, "nvrtcGetNumSupportedArchs", library);
-  bind(handle, a.supported_archs, "nvrtcGetSupportedArchs", library);
-  bind(handle, a.create_program, "nvrtcCreateProgram", library);
-  bind(handle, a.destroy_program, "nvrtcDestroyProgram", library);
-  bind(handle, a.compile_program, "nvrtcCompileProgram", library);
-  bind(handle, a.log_size, "nvrtcGetProgramLogSize", library);
-  bind(handle, a.log, "nvrtcGetProgramLog", library);
-  bind(handle, a.ptx_size, "nvrtcGetPTXSize", library);
-  bind(handle, a.ptx, "nvrtcGetPTX", library);
-  bind(handle, a.cubin_size, "nvrtcGetCUBINSize", library);
-  bind(handle, a.cubin, "nvrtcGetCUBIN", library);
-  bind(handle, a.error_string, "nvrtcGetErrorString", library);
+  lib.bind(a.version, "nvrtcVersion");
+  lib.bind(a.num_supported_archs, "nvrtcGetNumSupportedArchs");
+  lib.bind(a.supported_archs, "nvrtcGetSupportedArchs");
+  lib.bind(a.create_program, "nvrtcCreateProgram");
+  lib.bind(a.destroy_program, "nvrtcDestroyProgram");
+  lib.bind(a.compile_program, "nvrtcCompileProgram");
+  lib.bind(a.log_size, "nvrtcGetProgramLogSize");
+  lib.bind(a.log, "nvrtcGetProgramLog");
+  lib.bind(a.ptx_size, "nvrtcGetPTXSize");
+  lib.bind(a.ptx, "nvrtcGetPTX");
+  lib.bind(a.cubin_size, "nvrtcGetCUBINSize");
+  lib.bind(a.cubin, "nvrtcGetCUBIN");
+  lib.bind(a.error_string, "nvrtcGetErrorString");
   g_api = a;
   g_loaded = true;  // the handle stays open for the life of the process
 }
