@@ -50,3 +50,25 @@ TORCH_OP_QUALIFIERS inline T minimum(T a, T b) {
 }
 
 }  // namespace at::native::math
+
+namespace at::native {
+
+// The binary ops, and one switch over them that every device's kernels share.
+enum class BinaryKind { Add, Sub, Mul, Div };
+
+template <typename T>
+TORCH_OP_QUALIFIERS inline T apply_binary(BinaryKind kind, T a, T b) {
+  switch (kind) {
+    case BinaryKind::Add:
+      return math::add(a, b);
+    case BinaryKind::Sub:
+      return math::sub(a, b);
+    case BinaryKind::Mul:
+      return math::mul(a, b);
+    case BinaryKind::Div:
+      return math::div(a, b);
+  }
+  return a;
+}
+
+}  // namespace at::native

@@ -18,23 +18,7 @@
 
 namespace at::native {
 
-enum class BinaryKind { Add, Sub, Mul, Div };
 enum class UnaryKind { Neg, Relu, Exp, Tanh };
-
-template <typename T>
-T apply_binary(BinaryKind kind, T a, T b) {
-  switch (kind) {
-    case BinaryKind::Add:
-      return math::add(a, b);
-    case BinaryKind::Sub:
-      return math::sub(a, b);
-    case BinaryKind::Mul:
-      return math::mul(a, b);
-    case BinaryKind::Div:
-      return math::div(a, b);
-  }
-  return a;
-}
 
 template <typename T>
 T apply_unary(UnaryKind kind, T a) {

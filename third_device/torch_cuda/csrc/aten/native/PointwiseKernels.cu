@@ -89,21 +89,6 @@ OffsetCalculator<N> make_offsets(const at::Shape& shape, const at::Shape* const 
   return calc;
 }
 
-template <typename T>
-__device__ T device_binary(BinaryKind kind, T a, T b) {
-  switch (kind) {
-    case BinaryKind::Add:
-      return math::add(a, b);
-    case BinaryKind::Sub:
-      return math::sub(a, b);
-    case BinaryKind::Mul:
-      return math::mul(a, b);
-    case BinaryKind::Div:
-      return math::div(a, b);
-  }
-  return a;
-}
-
 // exp and tanh for the dtypes core sends (floats; ints are promoted by core
 // but the template is still instantiated for them).
 template <typename T>
@@ -149,7 +134,7 @@ __global__ void binary_kernel(BinaryKind kind, const T* a, const T* b, T* out, i
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     int64_t off[2];
     calc.offsets(i, off);
-    out[i] = device_binary(kind, a[off[0]], b[off[1]]);
+    out[i] = at::native::apply_binary(kind, a[off[0]], b[off[1]]);
   }
 }
 
