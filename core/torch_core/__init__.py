@@ -22,6 +22,7 @@ from torch_core._devices import (
     device_count,
     is_available,
     registered_device_types,
+    resolve_device,
     synchronize,
 )
 from torch_core._ops import (
@@ -85,6 +86,7 @@ __all__ = [
     "profiler",
     "registered_device_types",
     "relu",
+    "resolve_device",
     "softmax",
     "stream",
     "sub",

@@ -30,3 +30,17 @@ def is_available(device_type: str) -> bool:
 def synchronize(target: str | Device) -> None:
     """Waits for all queued work on a device."""
     _C.synchronize(device(target))
+
+
+def resolve_device(device_type: str, target: int | str | Device | None) -> Device:
+    """A backend's device argument, as ``torch.cuda`` takes it: ``None`` is this
+    thread's current device of ``device_type``, an int is an index, a string or
+    Device must be of ``device_type``."""
+    if target is None:
+        target = int(_C.current_device(device_type))
+    if isinstance(target, int):
+        return device(f"{device_type}:{target}")
+    resolved = device(target)
+    if resolved.type != device_type:
+        raise ValueError(f"expected a '{device_type}' device, got '{resolved}'")
+    return resolved

@@ -115,3 +115,9 @@ def test_bad_configuration_makes_emu_unavailable_with_the_reason() -> None:
     proc = _python(code, TORCH_EMU_DEVICES="two")
     assert proc.stdout.strip() == "False"
     assert "TORCH_EMU_DEVICES='two' is not a non-negative integer" in proc.stderr
+
+
+def test_backend_device_arguments_are_checked_for_their_type() -> None:
+    assert str(torch_emu.current_stream(1).device) == "emu:1"
+    with pytest.raises(ValueError, match="expected a 'emu' device, got 'cpu'"):
+        torch_emu.memory_allocated("cpu")

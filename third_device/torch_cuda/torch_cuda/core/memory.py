@@ -1,36 +1,15 @@
 """Caching-allocator statistics of CUDA devices, as ``torch.cuda`` names them.
 
-Core's caching allocator sits on cudaMalloc/cudaFree (CudaHooks); these are
-its counters for one device.
+Core's caching allocator sits on cudaMalloc/cudaFree (CudaHooks).
 """
 
-from __future__ import annotations
+from torch_core import memory
 
-import torch_core
-from torch_core import memory as _memory
-from torch_cuda.core.runtime import resolve
+_memory = memory.for_device_type("cuda")
 
-
-def memory_stats(device: int | str | torch_core.Device | None = None) -> dict[str, int]:
-    return _memory.memory_stats(resolve(device))
-
-
-def memory_allocated(device: int | str | torch_core.Device | None = None) -> int:
-    return _memory.memory_allocated(resolve(device))
-
-
-def memory_reserved(device: int | str | torch_core.Device | None = None) -> int:
-    return _memory.memory_reserved(resolve(device))
-
-
-def max_memory_allocated(device: int | str | torch_core.Device | None = None) -> int:
-    return _memory.max_memory_allocated(resolve(device))
-
-
-def reset_peak_memory_stats(device: int | str | torch_core.Device | None = None) -> None:
-    _memory.reset_peak_memory_stats(resolve(device))
-
-
-def empty_cache(device: int | str | torch_core.Device | None = None) -> None:
-    """Returns cached, unused blocks to the driver (cudaFree)."""
-    _memory.empty_cache(resolve(device))
+memory_stats = _memory.memory_stats
+memory_allocated = _memory.memory_allocated
+memory_reserved = _memory.memory_reserved
+max_memory_allocated = _memory.max_memory_allocated
+reset_peak_memory_stats = _memory.reset_peak_memory_stats
+empty_cache = _memory.empty_cache

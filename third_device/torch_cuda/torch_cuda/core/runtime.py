@@ -28,23 +28,12 @@ def current_device() -> int:
 
 def set_device(device: int | str | torch_core.Device) -> None:
     """Makes ``device`` this thread's current CUDA device."""
-    _C.set_device(_resolve_explicit(device))
+    _C.set_device(resolve(device))
 
 
 def resolve(device: int | str | torch_core.Device | None) -> torch_core.Device:
     """``None`` means this thread's current device; ints are CUDA indices."""
-    if device is None:
-        device = current_device()
-    return _resolve_explicit(device)
-
-
-def _resolve_explicit(device: int | str | torch_core.Device) -> torch_core.Device:
-    if isinstance(device, int):
-        return torch_core.device(f"{DEVICE_TYPE}:{device}")
-    resolved = torch_core.device(device)
-    if resolved.type != DEVICE_TYPE:
-        raise ValueError(f"expected a CUDA device, got '{resolved}'")
-    return resolved
+    return torch_core.resolve_device(DEVICE_TYPE, device)
 
 
 def synchronize(device: int | str | torch_core.Device | None = None) -> None:
@@ -54,7 +43,7 @@ def synchronize(device: int | str | torch_core.Device | None = None) -> None:
 
 def device(index: int | str | torch_core.Device) -> torch_core.DeviceGuard:
     """``with torch_cuda.device(1):`` makes cuda:1 this thread's current device in the block."""
-    return torch_core.DeviceGuard(_resolve_explicit(index))
+    return torch_core.DeviceGuard(resolve(index))
 
 
 def runtime_version() -> int:

@@ -28,11 +28,7 @@ def set_device(index: int) -> None:
 
 def resolve(device: int | str | torch_core.Device | None) -> torch_core.Device:
     """``None`` means this thread's current device; ints are emu indices."""
-    if device is None:
-        device = current_device()
-    if isinstance(device, int):
-        return torch_core.device(f"{DEVICE_TYPE}:{device}")
-    return torch_core.device(device)
+    return torch_core.resolve_device(DEVICE_TYPE, device)
 
 
 def synchronize(device: int | str | torch_core.Device | None = None) -> None:
