@@ -33,7 +33,7 @@ def synchronize(target: str | Device) -> None:
 
 
 def resolve_device(device_type: str, target: int | str | Device | None) -> Device:
-    """A backend's device argument, as ``torch.cuda`` takes it: ``None`` is this
+    """A backend's device argument, as PyTorch's device modules take it: ``None`` is this
     thread's current device of ``device_type``, an int is an index, a string or
     Device must be of ``device_type``."""
     if target is None:

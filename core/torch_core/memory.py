@@ -36,9 +36,9 @@ def empty_cache(target: str | Device) -> None:
 
 
 class DeviceTypeMemory:
-    """The functions above for one device type, taking ``torch.cuda``'s device
+    """The functions above for one device type, taking a backend API's device
     argument (``None``: the current device; an int: an index). A backend
-    re-exports them: ``memory_allocated = memory.for_device_type("cuda").memory_allocated``."""
+    re-exports them: ``memory_allocated = memory.for_device_type("emu").memory_allocated``."""
 
     def __init__(self, device_type: str) -> None:
         self.device_type = device_type
