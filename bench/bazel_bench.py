@@ -13,7 +13,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools" / "python"))
 
-from torchsplit.cache_stats import CacheStats, parse_summary  # noqa: E402
+from torchsplit.cache.stats import CacheStats, parse_summary  # noqa: E402
 
 _TOTAL_ACTIONS = re.compile(r"INFO: Build completed successfully, (\d+) total actions?")
 

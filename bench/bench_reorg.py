@@ -14,9 +14,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "python"))
 
-from torchsplit.classify import classify
-from torchsplit.rules import load_rules
-from torchsplit.starlark_eval import evaluate
+from torchsplit.reorg.classify import classify
+from torchsplit.reorg.rules import load_rules
+from torchsplit.reorg.starlark_eval import evaluate
 
 DIRS = [
     ("core_sources_full", "torch/csrc/jit/passes/pass_{}.cpp"),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools" / "python"))
 
-from torchsplit.scan import scan_paths
+from torchsplit.scan.scanner import scan_paths
 
 
 def main(argv: list[str]) -> int:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from action_graph import dependents, parse_aquery
 from bazel_bench import REPO, Checkout, clone, machine
 
-from torchsplit.cache_server import CacheServer
-from torchsplit.cache_stats import exec_log_stats, explain_misses, load_exec_log
+from torchsplit.cache.server import CacheServer
+from torchsplit.cache.stats import exec_log_stats, explain_misses, load_exec_log
 
 CI = ["--config=ci"]
 NOTES: dict[int, str] = {

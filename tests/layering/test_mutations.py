@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO
-from torchsplit.mutations import MUTATIONS, render_matrix, run_all
+from torchsplit.audit.mutations import MUTATIONS, render_matrix, run_all
 
 pytestmark = pytest.mark.bazel
 

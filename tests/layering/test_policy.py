@@ -7,7 +7,7 @@ import starlark as sl
 
 from bazel.bazel_files import read_workspace
 from conftest import REPO
-from torchsplit.layering_policy import Pattern, expand, load_policy, visibility_label
+from torchsplit.audit.policy import Pattern, expand, load_policy, visibility_label
 
 POLICY = REPO / "tools" / "layering" / "policy.bzl"
 RULES = REPO / "tools" / "layering" / "rules.bzl"

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from torchsplit.cache_server import CacheServer
-from torchsplit.cache_stats import CacheStats, parse_summary
+from torchsplit.cache.server import CacheServer
+from torchsplit.cache.stats import CacheStats, parse_summary
 
 pytestmark = pytest.mark.bazel
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from torchsplit.cache_server import CacheServer
-from torchsplit.cache_stats import (
+from torchsplit.cache.server import CacheServer
+from torchsplit.cache.stats import (
     exec_log_stats,
     explain_misses,
     iter_json_stream,

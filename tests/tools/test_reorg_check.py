@@ -7,7 +7,7 @@ import pytest
 
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
-from torchsplit.selfcheck import label_to_path, parse_query_output
+from torchsplit.reorg.selfcheck import label_to_path, parse_query_output
 
 HERE = Path(__file__).parent
 BZL = HERE / "fixtures" / "selfrepo" / "build_variables.bzl"

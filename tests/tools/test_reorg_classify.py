@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from torchsplit.classify import classify
 from torchsplit.errors import TorchsplitError
-from torchsplit.rules import load_rules, parse_rules, tokens
-from torchsplit.starlark_eval import evaluate
+from torchsplit.reorg.classify import classify
+from torchsplit.reorg.rules import load_rules, parse_rules, tokens
+from torchsplit.reorg.starlark_eval import evaluate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variables.bzl"
 CORE = "//core:torch_cpu"
@@ -196,7 +196,7 @@ def test_parse_rules_regex_groups_select_target():
         },
         "inline",
     )
-    from torchsplit.rules import match_rule
+    from torchsplit.reorg.rules import match_rule
 
     assert match_rule(rs.rules[0], rs, "torch_emu_aten_sources", "x.cpp")[0] == "emu_aten"
     assert match_rule(rs.rules[0], rs, "torch_emu_jit_sources", "x.cpp") is None

@@ -6,7 +6,7 @@ from pathlib import Path
 import starlark as sl
 
 from torchsplit.cli import main
-from torchsplit.starlark_eval import evaluate
+from torchsplit.reorg.starlark_eval import evaluate
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variables.bzl"
 
@@ -22,6 +22,7 @@ def test_emit_is_byte_identical_and_round_trips(tmp_path, capsys):
     assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 0
     first = _tree(out)
     assert set(first) == {
+        ".torchsplit-output",
         "build_variables_split.bzl",
         "report.json",
         "report.md",

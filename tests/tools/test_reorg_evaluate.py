@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from torchsplit.errors import TorchsplitError
-from torchsplit.starlark_eval import evaluate, evaluate_text
+from torchsplit.reorg.starlark_eval import evaluate, evaluate_text
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variables.bzl"
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from torchsplit.allowlist import apply_allowlist, glob_to_regex, load_allowlist
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
-from torchsplit.scan import MovedFiles, scan_c_text, scan_paths, scan_python_text
+from torchsplit.scan.allowlist import apply_allowlist, glob_to_regex, load_allowlist
+from torchsplit.scan.scanner import MovedFiles, scan_c_text, scan_paths, scan_python_text
 
 SCAN = Path(__file__).parent / "fixtures" / "scan"
 PYTORCH_STYLE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variables.bzl"

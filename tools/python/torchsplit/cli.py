@@ -15,10 +15,10 @@ from torchsplit import __version__
 from torchsplit.errors import TorchsplitError
 
 FAMILIES: tuple[str, ...] = (
-    "torchsplit.reorg_cli",
-    "torchsplit.scan_cli",
-    "torchsplit.audit_cli",
-    "torchsplit.cache_cli",
+    "torchsplit.reorg.cli",
+    "torchsplit.scan.cli",
+    "torchsplit.audit.cli",
+    "torchsplit.cache.cli",
 )
 
 

@@ -24,7 +24,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchsplit.errors import TorchsplitError
-from torchsplit.scan import CATEGORIES, Finding
+from torchsplit.scan.scanner import CATEGORIES, Finding
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:

@@ -24,8 +24,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchsplit.classify import Classification
 from torchsplit.errors import TorchsplitError
+from torchsplit.reorg.classify import Classification
 
 DEFAULT_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".mm")
 _SECTION = re.compile(r"^#\s*target:\s*(\S+)\s*$")

@@ -263,7 +263,7 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
 def load_rules(path: str | Path | None = None) -> RuleSet:
     """Load a rules file, or the packaged default (upstream PyTorch) when ``path`` is None."""
     if path is None:
-        text = resources.files("torchsplit.data").joinpath(DEFAULT_RULES).read_text("utf-8")
+        text = resources.files("torchsplit.reorg.data").joinpath(DEFAULT_RULES).read_text("utf-8")
         where = f"<default rules {DEFAULT_RULES}>"
     else:
         where = str(path)

@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from torchsplit.cache_server import DEFAULT_PORT, CacheServer, default_state_dir
-from torchsplit.cache_stats import (
+from torchsplit.cache.server import DEFAULT_PORT, CacheServer, default_state_dir
+from torchsplit.cache.stats import (
     CacheStats,
     exec_log_stats,
     explain_misses,

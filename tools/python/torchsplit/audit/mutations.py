@@ -7,7 +7,7 @@ warm across mutations. For each mutation the layers run independently:
   visibility  `bazel build --nobuild --keep_going //...`: Bazel's "is not visible" errors
   aspect      the same with --nocheck_visibility: the layering_check aspect's errors
   audit       `torchsplit audit` (query/cquery paths and visible() leaks)
-  scan        the audit's include scan (torchsplit.scan, coupling scanner)
+  scan        the audit's include scan (torchsplit.scan.scanner, coupling scanner)
   compile     `bazel build --keep_going //core/...`: a compile error in the sandbox
 
 A layer catches a mutation when it reports it with the expected message.
@@ -23,17 +23,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchsplit.audit import Auditor, AuditResult
+from torchsplit.audit.auditor import Auditor, AuditResult
+from torchsplit.audit.policy import DEFAULT_POLICY, load_policy
 from torchsplit.bazel_run import Bazel, default_bazel
 from torchsplit.checkout import copy_checkout, revert, snapshot
 from torchsplit.errors import TorchsplitError
-from torchsplit.layering_policy import DEFAULT_POLICY, load_policy
 
 LAYERS = ("visibility", "aspect", "audit", "scan", "compile")
 
 # The checkout this package lives in (tools/python/torchsplit/): its
 # node_modules has buildozer; the mutated copy has none.
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[4]
 
 _EXTENSION_DEPS = '    deps = [":torch_cpu_api"],\n'
 

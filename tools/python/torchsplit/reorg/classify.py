@@ -19,8 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from torchsplit.rules import RuleSet, match_rule
-from torchsplit.starlark_eval import Evaluation
+from torchsplit.reorg.rules import RuleSet, match_rule
+from torchsplit.reorg.starlark_eval import Evaluation
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ over the packages that exist), the audit asks Bazel:
 * ``bazel query 'visible(//pkg:*, T)'`` for every package of F (a target F may
   see is an edge visibility no longer stops);
 
-and, for the header layer, runs the coupling scanner (torchsplit.scan) over the
+and, for the header layer, runs the coupling scanner (torchsplit.scan.scanner) over the
 source directories of F. The clean case costs three Bazel calls; each violation
 then gets one ``--output=xml`` query for its path and one cquery.
 """
@@ -24,9 +24,9 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from torchsplit.audit.policy import Pair, Pattern, Policy, expand
 from torchsplit.bazel_run import Bazel, BazelFailed, error_lines
-from torchsplit.layering_policy import Pair, Pattern, Policy, expand
-from torchsplit.scan import MovedFiles, iter_files, scan_paths
+from torchsplit.scan.scanner import MovedFiles, iter_files, scan_paths
 
 # Errors cquery reports when the layering aspect (which .bazelrc attaches to every
 # build, cquery included) fails: expected on a repository with violations.

@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from torchsplit import emit, selfcheck
-from torchsplit.classify import Classification, classify
 from torchsplit.errors import TorchsplitError
-from torchsplit.fsutil import atomic_write, atomic_write_many
-from torchsplit.rules import RuleSet, load_rules
-from torchsplit.starlark_eval import Evaluation, evaluate
+from torchsplit.fsutil import write_output, write_tree
+from torchsplit.reorg import emit, selfcheck
+from torchsplit.reorg.classify import Classification, classify
+from torchsplit.reorg.rules import RuleSet, load_rules
+from torchsplit.reorg.starlark_eval import Evaluation, evaluate
 
 
 def _config_value(text: str) -> tuple[tuple[str, str], str]:
@@ -59,7 +59,7 @@ def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet,
 
 def _write_or_print(text: str, output: str | None) -> None:
     if output and output != "-":
-        atomic_write(output, text)
+        write_output(output, text)
     else:
         sys.stdout.write(text)
 
@@ -109,7 +109,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
     evaluation, ruleset, result = _classify(args, args.build_variables)
     files = emit.render_all(result, evaluation, ruleset, bzl_name=args.bzl_name)
     out_dir = Path(args.out)
-    atomic_write_many({out_dir / rel: text for rel, text in files.items()})
+    write_tree(out_dir, files)
     counts = result.by_target()
     for label, sources in counts.items():
         print(f"{label}: {len(sources)}")

@@ -9,10 +9,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from torchsplit.allowlist import apply_allowlist, load_allowlist
 from torchsplit.errors import TorchsplitError
-from torchsplit.fsutil import atomic_write
-from torchsplit.scan import CATEGORIES, DEFAULT_SUFFIXES, Finding, MovedFiles, scan_paths
+from torchsplit.fsutil import write_output
+from torchsplit.scan.allowlist import apply_allowlist, load_allowlist
+from torchsplit.scan.scanner import CATEGORIES, DEFAULT_SUFFIXES, Finding, MovedFiles, scan_paths
 
 MOVED_PREFIX = "//third_device/"
 
@@ -34,9 +34,9 @@ def moved_from_report(path: str) -> MovedFiles:
 
 
 def moved_from_build_variables(bzl: str, rules: str | None) -> MovedFiles:
-    from torchsplit.classify import classify
-    from torchsplit.rules import load_rules
-    from torchsplit.starlark_eval import evaluate
+    from torchsplit.reorg.classify import classify
+    from torchsplit.reorg.rules import load_rules
+    from torchsplit.reorg.starlark_eval import evaluate
 
     result = classify(evaluate(bzl), load_rules(rules))
     return MovedFiles.from_sources(
@@ -142,7 +142,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         f"{len(allowed)} allowlisted; {scanned} file(s) scanned\n"
     )
     if args.output:
-        atomic_write(args.output, text)
+        write_output(args.output, text)
     else:
         sys.stdout.write(text)
     sys.stderr.write(footer)

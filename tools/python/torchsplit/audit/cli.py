@@ -11,10 +11,10 @@ import json
 import sys
 from pathlib import Path
 
-from torchsplit.audit import Auditor
+from torchsplit.audit.auditor import Auditor
+from torchsplit.audit.policy import DEFAULT_POLICY, load_policy
 from torchsplit.bazel_run import Bazel, default_bazel
 from torchsplit.errors import TorchsplitError
-from torchsplit.layering_policy import DEFAULT_POLICY, load_policy
 
 
 def _workspace(arg: str | None) -> Path:
@@ -43,7 +43,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_mutations(args: argparse.Namespace) -> int:
-    from torchsplit.mutations import MUTATIONS, render_matrix, run_all
+    from torchsplit.audit.mutations import MUTATIONS, render_matrix, run_all
 
     workspace = _workspace(args.workspace)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
