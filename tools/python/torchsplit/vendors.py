@@ -1,0 +1,146 @@
+"""The vendor vocabulary every check shares: what names a GPU vendor's software.
+
+The scanner (source text), the audit's artifact check (``DT_NEEDED``, undefined
+symbols, ``.rodata`` strings), the Python import check and the BUILD-file check all
+ask the same question -- "does this name a vendor library, API or toolkit?" -- so
+they ask it here. Each vendor is a *family* ("cuda", "rocm"), so a report can show
+the RFC's CUDA-only view or a whole-GPU view.
+
+Add a vendor by adding a :class:`Vendor`; every check picks it up.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Vendor:
+    family: str
+    # Shared-library base names, without "lib" and ".so*" ("cudart" for libcudart.so.13).
+    libraries: tuple[str, ...]
+    # C symbol prefixes of the vendor's APIs (runtime, driver, libraries).
+    symbol_prefixes: tuple[str, ...]
+    # Regular expression for a C symbol of the vendor that prefixes cannot express
+    # (CUDA's driver API is cuXxx: "cu" then a capital letter).
+    symbol_regex: str
+    # Python modules that wrap the vendor's libraries.
+    python_modules: tuple[str, ...]
+    # Install locations of the vendor's toolkit.
+    toolkit_paths: tuple[str, ...]
+
+
+VENDORS: tuple[Vendor, ...] = (
+    Vendor(
+        family="cuda",
+        libraries=(
+            "cuda",
+            "cudart",
+            "cudadevrt",
+            "nvrtc",
+            "nvrtc-builtins",
+            "nccl",
+            "nvidia-ml",
+            "cublas",
+            "cublasLt",
+            "cudnn",
+            "cufft",
+            "curand",
+            "cusparse",
+            "cusolver",
+            "cupti",
+            "nvToolsExt",
+            "nvJitLink",
+            "nvshmem",
+            "cufile",
+        ),
+        symbol_prefixes=(
+            "cuda",
+            "nvrtc",
+            "nccl",
+            "nvml",
+            "cublas",
+            "cudnn",
+            "cufft",
+            "curand",
+            "cusparse",
+            "cusolver",
+            "cupti",
+            "nvtx",
+            "nvshmem",
+        ),
+        symbol_regex=r"cu[A-Z]\w*",
+        python_modules=("pynvml", "cupy", "pycuda", "cuda", "nvidia", "numba.cuda"),
+        toolkit_paths=("/usr/local/cuda", "/opt/cuda", "nvidia/cu13", "nvidia/cuda_runtime"),
+    ),
+    Vendor(
+        family="rocm",
+        libraries=(
+            "amdhip64",
+            "hiprtc",
+            "rocblas",
+            "hipblas",
+            "hipblaslt",
+            "MIOpen",
+            "rccl",
+            "roctracer64",
+            "rocm_smi64",
+            "hsa-runtime64",
+        ),
+        symbol_prefixes=("hip", "rocblas", "miopen", "rccl", "roctracer", "rsmi", "hsa_"),
+        symbol_regex=r"hip[A-Z]\w*",
+        python_modules=("hip", "pyrsmi"),
+        toolkit_paths=("/opt/rocm",),
+    ),
+)
+
+FAMILIES: tuple[str, ...] = tuple(v.family for v in VENDORS)
+
+
+def _library_regex(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"\blib(?:{alternatives})(?:\.so(?:\.\d+)*|\.a|\b)")
+
+
+_LIBRARY_RE = {v.family: _library_regex(v.libraries) for v in VENDORS}
+_SYMBOL_RE = {
+    v.family: re.compile(
+        rf"^(?:{'|'.join(re.escape(p) for p in v.symbol_prefixes)})\w*$|^{v.symbol_regex}$"
+    )
+    for v in VENDORS
+}
+
+
+def library_family(text: str) -> str | None:
+    """The family whose shared library ``text`` names (``libcudart.so.13`` -> "cuda")."""
+    for family, pattern in _LIBRARY_RE.items():
+        if pattern.search(text):
+            return family
+    return None
+
+
+def symbol_family(symbol: str) -> str | None:
+    """The family whose API the C symbol ``symbol`` belongs to (``cuInit`` -> "cuda")."""
+    base = symbol.split("@", 1)[0]
+    for family, pattern in _SYMBOL_RE.items():
+        if pattern.match(base):
+            return family
+    return None
+
+
+def python_module_family(module: str) -> str | None:
+    """The family of an importable module name (``pynvml`` -> "cuda")."""
+    for vendor in VENDORS:
+        for name in vendor.python_modules:
+            if module == name or module.startswith(name + "."):
+                return vendor.family
+    return None
+
+
+def toolkit_path_family(text: str) -> str | None:
+    """The family whose toolkit install path ``text`` contains."""
+    for vendor in VENDORS:
+        if any(path in text for path in vendor.toolkit_paths):
+            return vendor.family
+    return None
