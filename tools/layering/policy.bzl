@@ -63,3 +63,53 @@ BACKEND_VISIBILITY = [
 TOOLKIT_VISIBILITY = [
     "//third_device/...",
 ]
+
+# The positive policy: the external repositories each layer may reach (its
+# build graph, its select() keys and the files its BUILD files load). Anything
+# else -- the CUDA toolkit, the NVIDIA wheels, rules_cuda, any repository added
+# later -- is a violation for that layer: the aspect (check.bzl), the graph
+# tests (graph.bzl) and the audit all read these lists. "" is the main
+# repository, governed by FORBIDDEN above.
+CORE_REPOSITORIES = [
+    "bazel_tools",  # Bazel's own tools and toolchain glue
+    "local_config_cc",  # the C++ toolchain
+    "local_config_python",  # the Python headers (pybind11's python_configure)
+    "local_python",  # the Python toolchain
+    "pybind11",  # pybind11's headers
+    "pybind11_bazel",  # pybind_extension (loaded by BUILD files)
+    "rules_cc",  # cc_* rules (loaded by BUILD files)
+    "rules_python",  # py_* rules (loaded by BUILD files)
+]
+
+TOOLKIT_REPOSITORIES = [
+    "cuda_wheels",  # NVIDIA's runtime wheels (NVRTC, NCCL)
+    "local_cuda",  # the CUDA toolkit
+    "rules_cuda",  # cuda_library, the CUDA toolchain and its config settings
+]
+
+# layer (LAYERS name) -> the external repositories it may reach.
+REPOSITORIES = {
+    "backend": CORE_REPOSITORIES + TOOLKIT_REPOSITORIES,
+    "core": CORE_REPOSITORIES,
+}
+
+# The shared libraries core's built artifacts (libtorch_core.so, _C.so) may
+# name in DT_NEEDED: the C/C++ runtime and one another. Matched by prefix.
+CORE_NEEDED = [
+    "ld-linux",
+    "libc.so",
+    "libdl.so",
+    "libgcc_s.so",
+    "libm.so",
+    "libpthread.so",
+    "librt.so",
+    "libstdc++.so",
+    "libtorch_core.so",
+]
+
+# Core's files allowed to load code at run time (dlopen/dlsym in C/C++,
+# importlib/__import__/ctypes in Python); even there a vendor name is a violation.
+DYNAMIC_LOADERS = [
+    "core/csrc/jit/KernelLibraries.cpp",
+    "core/torch_core/_backends.py",
+]

@@ -4,7 +4,7 @@ Pure Starlark on strings (no Bazel builtins), so that the Python audit's
 matcher is checked against this one (tests/layering/test_policy.py).
 """
 
-load(":policy.bzl", "BACKEND_VISIBILITY", "EXEMPT", "FORBIDDEN", "LAYERS")
+load(":policy.bzl", "BACKEND_VISIBILITY", "EXEMPT", "FORBIDDEN", "LAYERS", "REPOSITORIES")
 
 def parse_pattern(pattern):
     """Splits "//a/{b}/..." or "@repo//a/..." into its parts.
@@ -178,3 +178,18 @@ def backend_visibility(backend):
       The visibility list, from BACKEND_VISIBILITY.
     """
     return [visibility_of(p, backend = backend) for p in BACKEND_VISIBILITY]
+
+def allowed_repositories(repo, package):
+    """The external repositories a package may reach (policy REPOSITORIES).
+
+    Args:
+      repo: the repository name ("" for the main one).
+      package: the package path.
+
+    Returns:
+      The list of repository names of the package's layer, or None when no
+      allowlist applies (exempt packages, layers without one, other repositories).
+    """
+    if repo or is_exempt(repo, package):
+        return None
+    return REPOSITORIES.get(layer_of(repo, package))
