@@ -21,6 +21,7 @@ load("@rules_cc//cc:defs.bzl", "cc_library")
 load("@rules_python//python:defs.bzl", "py_library")
 load("//:build_variables.bzl", "BACKEND_MODULES")
 load("//tools/build_defs:sources.bzl", "package_sources")
+load("//tools/layering:graph.bzl", "layer_graph_test")
 load("//tools/layering:rules.bzl", "backend_visibility")
 
 # Which standard modules each module builds on (framework is the base).
@@ -136,3 +137,8 @@ def device_backend(
         deps = ["//core:torch_core"],
         **common
     )
+
+    # Every select() branch of the targets above, and no public target in
+    # the package (tools/layering/graph.bzl). Targets a backend's BUILD file
+    # adds go before device_backend().
+    layer_graph_test("backend", backend = name)

@@ -75,8 +75,10 @@ CORE_REPOSITORIES = [
     "local_config_cc",  # the C++ toolchain
     "local_config_python",  # the Python headers (pybind11's python_configure)
     "local_python",  # the Python toolchain
+    "platforms",  # constraint values (implicit in test rules)
     "pybind11",  # pybind11's headers
     "pybind11_bazel",  # pybind_extension (loaded by BUILD files)
+    "remote_coverage_tools",  # implicit in every test rule (coverage)
     "rules_cc",  # cc_* rules (loaded by BUILD files)
     "rules_python",  # py_* rules (loaded by BUILD files)
 ]

@@ -54,6 +54,11 @@ VENDORS: tuple[Vendor, ...] = (
             "nvJitLink",
             "nvshmem",
             "cufile",
+            # The driver side: JIT linker, video codecs, the driver's own NVML.
+            "nvidia-ptxjitcompiler",
+            "nvcuvid",
+            "nvidia-encode",
+            "nvidia-fatbinaryloader",
         ),
         symbol_prefixes=(
             "cuda",
@@ -71,7 +76,15 @@ VENDORS: tuple[Vendor, ...] = (
             "nvshmem",
         ),
         symbol_regex=r"cu[A-Z]\w*",
-        python_modules=("pynvml", "cupy", "pycuda", "cuda", "nvidia", "numba.cuda"),
+        python_modules=(
+            "pynvml",
+            "nvidia_smi",
+            "cupy",
+            "pycuda",
+            "cuda",
+            "nvidia",
+            "numba.cuda",
+        ),
         toolkit_paths=("/usr/local/cuda", "/opt/cuda", "nvidia/cu13", "nvidia/cuda_runtime"),
     ),
     Vendor(
@@ -87,10 +100,17 @@ VENDORS: tuple[Vendor, ...] = (
             "roctracer64",
             "rocm_smi64",
             "hsa-runtime64",
+            "hipfft",
+            "hiprand",
+            "hipsparse",
+            "rocfft",
+            "rocrand",
+            "roctx64",
+            "amd_smi",
         ),
         symbol_prefixes=("hip", "rocblas", "miopen", "rccl", "roctracer", "rsmi", "hsa_"),
         symbol_regex=r"hip[A-Z]\w*",
-        python_modules=("hip", "pyrsmi"),
+        python_modules=("hip", "pyrsmi", "amdsmi"),
         toolkit_paths=("/opt/rocm",),
     ),
 )
@@ -144,3 +164,22 @@ def toolkit_path_family(text: str) -> str | None:
         if any(path in text for path in vendor.toolkit_paths):
             return vendor.family
     return None
+
+
+def library_name_family(name: str) -> str | None:
+    """The family whose library a bare linker name denotes (``cudart`` of ``-lcudart`` -> "cuda")."""
+    for vendor in VENDORS:
+        if name in vendor.libraries:
+            return vendor.family
+    return None
+
+
+def text_family(text: str) -> str | None:
+    """The family a build flag or string names: a library (``libcudart.so``, ``-lcudart``,
+    ``-l:libcudart.so.13``) or a toolkit path (``-I/usr/local/cuda/include``)."""
+    flag = re.match(r"^-l:?(?:lib)?([\w.+-]+?)(?:\.so(?:\.\d+)*|\.a)?$", text)
+    if flag:
+        family = library_name_family(flag.group(1))
+        if family:
+            return family
+    return library_family(text) or toolkit_path_family(text)

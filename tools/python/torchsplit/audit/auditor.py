@@ -24,7 +24,9 @@ from collections import deque
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from torchsplit.audit.findings import Finding
 from torchsplit.audit.policy import Pair, Pattern, Policy, expand
+from torchsplit.audit.sources import check_sources
 from torchsplit.bazel_run import Bazel, BazelFailed, error_lines
 from torchsplit.scan.scanner import MovedFiles, iter_files, scan_paths
 
@@ -112,12 +114,17 @@ class AuditResult:
     violations: list[Violation] = field(default_factory=list)
     visibility: list[VisibilityLeak] = field(default_factory=list)
     headers: list[HeaderFinding] = field(default_factory=list)
+    repositories: list[Violation] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    artifacts_read: int = 0
     bazel_calls: int = 0
     seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
-        return not (self.violations or self.visibility or self.headers)
+        return not (
+            self.violations or self.visibility or self.headers or self.repositories or self.findings
+        )
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
@@ -125,11 +132,23 @@ class AuditResult:
         return data
 
     def render(self) -> str:
-        out = [x.render() for x in (*self.violations, *self.visibility, *self.headers)]
+        out = [
+            x.render()
+            for x in (
+                *self.violations,
+                *self.repositories,
+                *self.visibility,
+                *self.headers,
+                *self.findings,
+            )
+        ]
         out.append(
             f"torchsplit audit: {len(self.violations)} dependency violation(s), "
+            f"{len(self.repositories)} repository violation(s), "
             f"{len(self.visibility)} visibility leak(s), {len(self.headers)} header "
-            f"violation(s); {len(self.pairs)} forbidden pair(s) checked with "
+            f"violation(s), {len(self.findings)} source/BUILD/artifact finding(s) "
+            f"({self.artifacts_read} artifact(s) read); {len(self.pairs)} forbidden pair(s) "
+            "checked with "
             f"{self.bazel_calls} Bazel call(s) in {self.seconds:.2f}s (policy {self.policy})"
         )
         return "\n\n".join(out) + "\n"
@@ -183,31 +202,118 @@ def _parse_xml(text: str, workspace: Path) -> dict[str, _Node]:
 
 class Auditor:
     def __init__(
-        self, policy: Policy, bazel: Bazel, cquery_flags: list[str], headers: bool = True
+        self,
+        policy: Policy,
+        bazel: Bazel,
+        cquery_flags: list[str],
+        headers: bool = True,
+        sources: bool = True,
+        artifacts: bool = True,
     ) -> None:
         self.policy = policy
         self.bazel = bazel
         self.cquery_flags = cquery_flags
         self.headers = headers
+        self.sources = sources
+        self.artifacts = artifacts
 
     def run(self) -> AuditResult:
         start = time.monotonic()
         calls = self.bazel.calls
-        packages = self.bazel.lines("query", "//...", "--output=package")
+        packages = self._packages()
         pairs = expand(self.policy, packages)
         result = AuditResult(policy=self.policy.path)
         result.pairs = [
             {"rule": p.rule.name, "from": p.source, "to": p.target, "query": self._somepath(p)}
             for p in pairs
         ]
-        if pairs:
+        layers = self._repository_layers(packages)
+        # The clean case is one query (every part at once) and one cquery.
+        parts = [self._somepath(p) for p in pairs] + self._visible_exprs(pairs)
+        parts += [expr for _, expr in layers]
+        if parts and self.bazel.lines("query", _union(parts)):
             self._dependencies(pairs, result)
             self._visibility(pairs, result)
+            self._repositories(layers, result)
+        # Else clean: the configured graph is a subset of the unconfigured one, and
+        # every build's aspect checks the configured graph anyway.
         if self.headers:
             self._headers(pairs, result)
+        if self.sources:
+            result.findings += check_sources(self.bazel.workspace, self.policy, packages)
+        if self.artifacts:
+            from torchsplit.audit.artifacts import check_artifacts
+
+            found, result.artifacts_read = check_artifacts(
+                self.bazel.workspace / "bazel-bin", self.bazel.workspace, self.policy, packages
+            )
+            result.findings += found
         result.bazel_calls = self.bazel.calls - calls
         result.seconds = time.monotonic() - start
         return result
+
+    def _packages(self) -> list[str]:
+        """The main repository's packages, from the file system (as `query //... --output=package`
+        lists them, without the Bazel call): directories with a BUILD file, minus .bazelignore's."""
+        root = self.bazel.workspace
+        ignore_file = root / ".bazelignore"
+        ignored = set()
+        if ignore_file.exists():
+            ignored = {
+                line.strip().strip("/")
+                for line in ignore_file.read_text().splitlines()
+                if line.strip() and not line.startswith("#")
+            }
+        out = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            rel = "" if rel == "." else rel
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if not d.startswith((".", "bazel-"))
+                and (f"{rel}/{d}" if rel else d) not in ignored
+                and not (root / rel / d / "WORKSPACE").exists()
+            ]
+            if "BUILD.bazel" in filenames or "BUILD" in filenames:
+                out.append(rel)
+        return sorted(out)
+
+    def _repository_layers(self, packages: list[str]) -> list[tuple[str, str]]:
+        """(layer, query of the forbidden repositories its targets and BUILD files reach)."""
+        out = []
+        for layer, allowed in sorted(self.policy.repositories.items()):
+            mine = [
+                p
+                for p in packages
+                if self.policy.layer_of("", p) == layer and not self.policy.is_exempt("", p)
+            ]
+            if not mine:
+                continue
+            targets = " + ".join(f"//{p}:all" for p in mine)
+            regex = "^@(?!(" + "|".join(re.escape(r) for r in sorted(allowed)) + ")//)"
+            out.append((layer, f"filter('{regex}', deps({targets}) + buildfiles({targets}))"))
+        return out
+
+    def _repositories(self, layers: list[tuple[str, str]], result: AuditResult) -> None:
+        for layer, expr in layers:
+            for label in self.bazel.lines("query", expr):
+                source_expr = expr.split("deps(", 1)[1].split(") + buildfiles(", 1)[0]
+                query = f"somepath({source_expr}, {label})"
+                path = self.bazel.lines("query", query) if ".bzl" not in label else []
+                hops = [Hop(x, "", "") for x in path] or [Hop(label, "", "")]
+                repo = label[1:].split("//", 1)[0]
+                result.repositories.append(
+                    Violation(
+                        rule="repositories",
+                        why=f"@{repo} is not among the repositories {layer} may reach "
+                        "(REPOSITORIES in tools/layering/policy.bzl)",
+                        source=path[0] if path else f"a {layer} BUILD file (loads it)",
+                        target=label,
+                        path=hops,
+                        query=query if path else f"rdeps(buildfiles({source_expr}), {label}, 1)",
+                    )
+                )
 
     @staticmethod
     def _somepath(pair: Pair) -> str:
@@ -329,14 +435,22 @@ class Auditor:
         return None
 
     # -- visibility --------------------------------------------------------------------
+    @staticmethod
+    def _visible(pkg: str, target: str) -> str:
+        """What a from-package can see of the to-set; a config_setting (a select() key,
+        public by design) is not an edge anyone can use, so it is no leak."""
+        return f"visible(//{pkg}:*, {target}) - kind(config_setting, {target})"
+
+    def _visible_exprs(self, pairs: list[Pair]) -> list[str]:
+        return [self._visible(pkg, p.target) for p in pairs for pkg in p.source_packages]
+
     def _visibility(self, pairs: list[Pair], result: AuditResult) -> None:
-        exprs = [f"visible(//{pkg}:*, {p.target})" for p in pairs for pkg in p.source_packages]
-        leaked = self.bazel.lines("query", _union(exprs), "--output=location")
+        leaked = self.bazel.lines("query", _union(self._visible_exprs(pairs)), "--output=location")
         if not leaked:
             return
         for pair in pairs:
             for pkg in pair.source_packages:
-                expr = f"visible(//{pkg}:*, {pair.target})"
+                expr = self._visible(pkg, pair.target)
                 for line in self.bazel.lines("query", expr, "--output=location"):
                     location, _, rest = line.partition(": ")
                     result.visibility.append(
@@ -363,9 +477,18 @@ class Auditor:
                     os.path.relpath(f, root) for f in files
                 )
         seen: set[tuple[str, str, int]] = set()
+        scanned: dict[tuple[str, ...], list] = {}  # type: ignore[type-arg]
         for pair in pairs:
             dirs = [str(root / pkg) for pkg in pair.source_packages]
-            findings, _ = scan_paths(dirs, base=str(root), moved=moved.get(pair.target), jobs=1)
+            if pair.target in moved or tuple(dirs) not in scanned:
+                findings, _ = scan_paths(
+                    dirs, base=str(root), moved=moved.get(pair.target), jobs=1
+                )
+                scanned.setdefault(tuple(dirs), findings)
+            else:
+                # A toolkit pair needs only the CUDA includes, which any scan of
+                # these directories already found: do not scan them twice.
+                findings = scanned[tuple(dirs)]
             for f in findings:
                 m = _INCLUDE.search(f.text)
                 if f.category not in ("cuda-include", "moved-include") or m is None:

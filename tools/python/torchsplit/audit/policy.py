@@ -99,6 +99,11 @@ class Policy:
     exempt: list[Pattern] = field(default_factory=list)
     backend_visibility: list[str] = field(default_factory=list)
     toolkit_visibility: list[str] = field(default_factory=list)
+    # The positive policy: layer -> external repositories it may reach; the
+    # DT_NEEDED allowlist of core's artifacts; core's run-time loader files.
+    repositories: dict[str, list[str]] = field(default_factory=dict)
+    core_needed: list[str] = field(default_factory=list)
+    dynamic_loaders: list[str] = field(default_factory=list)
 
     def is_exempt(self, repo: str, package: str) -> bool:
         return any(p.match(repo, package) is not None for p in self.exempt)
@@ -116,6 +121,13 @@ def _strings(value: object, what: str, path: str) -> list[str]:
     return list(value)
 
 
+def _optional(module: sl.Module, name: str, default: object) -> object:
+    try:
+        return module[name]
+    except KeyError:
+        return default
+
+
 def load_policy(path: str | Path) -> Policy:
     """Evaluate policy.bzl (plain data) and check its shape."""
     where = str(path)
@@ -129,9 +141,21 @@ def load_policy(path: str | Path) -> Policy:
         sl.eval(module, ast, sl.Globals.standard())
         raw = {name: module[name] for name in ("LAYERS", "FORBIDDEN", "EXEMPT")}
         raw_vis = {n: module[n] for n in ("BACKEND_VISIBILITY", "TOOLKIT_VISIBILITY")}
+        positive = {
+            n: _optional(module, n, default)
+            for n, default in (("REPOSITORIES", {}), ("CORE_NEEDED", []), ("DYNAMIC_LOADERS", []))
+        }
     except (sl.StarlarkError, KeyError) as exc:
         raise TorchsplitError(f"cannot evaluate the layering policy: {exc}", where) from exc
     policy = Policy(path=where)
+    if not isinstance(positive["REPOSITORIES"], dict):
+        raise TorchsplitError("REPOSITORIES must be a dict layer -> list of repositories", where)
+    policy.repositories = {
+        str(k): _strings(v, f"REPOSITORIES[{k!r}]", where)
+        for k, v in positive["REPOSITORIES"].items()
+    }
+    policy.core_needed = _strings(positive["CORE_NEEDED"], "CORE_NEEDED", where)
+    policy.dynamic_loaders = _strings(positive["DYNAMIC_LOADERS"], "DYNAMIC_LOADERS", where)
     for entry in raw["LAYERS"]:
         name, pattern = _strings(entry, "each LAYERS entry ([name, pattern])", where)
         policy.layers.append((name, Pattern.parse(pattern)))
