@@ -35,6 +35,27 @@ for root in PACKAGE_ROOTS:
             sys.path.insert(0, entry)
 
 
+def _layering_guard() -> object | None:
+    """Core code loading a backend or vendor library fails the session (docs/layering.md)."""
+    try:
+        from torchsplit.audit.runtime import install
+    except ImportError:  # under `bazel test`, whose runfiles have no tools/python
+        return None
+    backends = [p.name for p in (REPO / "third_device").glob("*/") if p.is_dir()]
+    roots = [base / "core" / "torch_core" for base in (REPO, BAZEL_BIN)]
+    return install(REPO, roots, backends, ["core/torch_core/_backends.py"])
+
+
+LAYERING_GUARD = _layering_guard()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if LAYERING_GUARD is not None and LAYERING_GUARD.violations:  # type: ignore[attr-defined]
+        for message in LAYERING_GUARD.violations:  # type: ignore[attr-defined]
+            print(f"\nLAYERING RUNTIME: {message}", file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def bazel_command() -> list[str]:
     """The launcher the README uses: bazelisk from node_modules, else tools/bazel."""
     bazelisk = REPO / "node_modules" / ".bin" / "bazelisk"
