@@ -71,7 +71,9 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
             undefined: list[str] = []
             for section in elf.iter_sections():
                 if isinstance(section, DynamicSection):
-                    needed += [t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+                    needed += [
+                        t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"
+                    ]
                 elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
                     undefined += _undefined(section, elf)
             rodata = elf.get_section_by_name(".rodata")
@@ -88,9 +90,14 @@ def _mangled(package: str) -> str:
 
 
 def check_artifacts(
-    bin_dir: Path, workspace: Path, policy: Policy, packages: list[str]
+    bin_dir: Path,
+    workspace: Path,
+    policy: Policy,
+    packages: list[str],
+    newer_than: float | None = None,
 ) -> tuple[list[Finding], int]:
-    """Findings over the artifacts built for the guarded layers, and how many files were read."""
+    """Findings over the artifacts built for the guarded layers, and how many files were read
+    (only those modified after ``newer_than``, a time.time(), when given)."""
     findings: list[Finding] = []
     read = 0
     layers = {p: policy.layer_of("", p) for p in packages if not policy.is_exempt("", p)}
@@ -101,6 +108,8 @@ def check_artifacts(
         backend = top.split("/")[1] if top.startswith("third_device/") else None
         others = [b for b in backends if b != backend]
         for path in _artifacts(bin_dir / top):
+            if newer_than is not None and path.stat().st_mtime < newer_than:
+                continue
             got = _read(path)
             if got is None:
                 continue

@@ -481,9 +481,7 @@ class Auditor:
         for pair in pairs:
             dirs = [str(root / pkg) for pkg in pair.source_packages]
             if pair.target in moved or tuple(dirs) not in scanned:
-                findings, _ = scan_paths(
-                    dirs, base=str(root), moved=moved.get(pair.target), jobs=1
-                )
+                findings, _ = scan_paths(dirs, base=str(root), moved=moved.get(pair.target), jobs=1)
                 scanned.setdefault(tuple(dirs), findings)
             else:
                 # A toolkit pair needs only the CUDA includes, which any scan of

@@ -6,7 +6,13 @@ warm across mutations. For each mutation the layers run independently:
 
   visibility  `bazel build --nobuild --keep_going //...`: Bazel's "is not visible" errors
   aspect      the same with --nocheck_visibility: the layering_check aspect's errors
-  audit       `torchsplit audit` (query/cquery paths and visible() leaks)
+  graph       the genquery expressions of every :layering_graph/:layering_public
+              (what `bazel test` checks), evaluated by `bazel query`
+  audit       `torchsplit audit`'s graph checks (query/cquery paths, repositories,
+              visible() leaks)
+  source      the audit's source checks (Python imports, dlopen, includes, BUILD files)
+  artifacts   the audit's ELF check of what `compile` built (DT_NEEDED, symbols, .rodata)
+  runtime     core's pytest session with the run-time guard (only when core's Python changed)
   scan        the audit's include scan (torchsplit.scan.scanner, coupling scanner)
   compile     `bazel build --keep_going //core/...`: a compile error in the sandbox
 
@@ -15,21 +21,38 @@ A layer catches a mutation when it reports it with the expected message.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchsplit.audit import cases
+from torchsplit.audit.artifacts import check_artifacts
 from torchsplit.audit.auditor import Auditor, AuditResult
+from torchsplit.audit.cases import append as _append
+from torchsplit.audit.cases import edit as _edit
 from torchsplit.audit.policy import DEFAULT_POLICY, load_policy
-from torchsplit.bazel_run import Bazel, default_bazel
+from torchsplit.bazel_run import Bazel, default_bazel, error_lines
 from torchsplit.checkout import copy_checkout, revert, snapshot
 from torchsplit.errors import TorchsplitError
 
-LAYERS = ("visibility", "aspect", "audit", "scan", "compile")
+LAYERS = (
+    "visibility",
+    "aspect",
+    "graph",
+    "audit",
+    "source",
+    "artifacts",
+    "runtime",
+    "scan",
+    "compile",
+)
 
 # The checkout this package lives in (tools/python/torchsplit/): its
 # node_modules has buildozer; the mutated copy has none.
@@ -48,19 +71,6 @@ cc_library(
     deps = ["//core:torch_cpu_api"],
 )
 """
-
-
-def _edit(root: Path, rel: str, old: str, new: str) -> None:
-    path = root / rel
-    text = path.read_text()
-    if old not in text:
-        raise TorchsplitError(f"mutation anchor {old.strip()!r} not found", rel)
-    path.write_text(text.replace(old, new, 1))
-
-
-def _append(root: Path, rel: str, text: str) -> None:
-    path = root / rel
-    path.write_text(path.read_text() + text)
 
 
 def _extension_dep(label: str) -> Callable[[Path], None]:
@@ -273,6 +283,115 @@ MUTATIONS: tuple[Mutation, ...] = (
             ),
         },
     ),
+    # -- couplings that need no build edge (issue 12) -----------------------------------
+    Mutation(
+        "dlopen-split-literal",
+        'core/c10/core/Device.cpp: dlopen("libcu" "dart.so.13") (name split across literals)',
+        cases.dlopen_split_literal,
+        {
+            "source": ("dlopen() outside the allowlisted loaders", "'libcudart.so.13'"),
+            "artifacts": ("libtorch_core.so", "'libcudart.so.13'"),
+        },
+    ),
+    Mutation(
+        "python-import-backend",
+        'core profiler: `import torch_emu` in a function; importlib.import_module("torch_" + "cu" + "da")',
+        cases.python_import_backend,
+        {
+            "source": ("imports torch_emu", "import_module('torch_cuda') loads backend package"),
+            "runtime": ("imports backend package torch_cuda",),
+        },
+    ),
+    Mutation(
+        "python-ctypes-nvml",
+        'core profiler: ctypes.CDLL("libnvidia-ml.so.1")',
+        cases.python_ctypes_nvml,
+        {
+            "source": ("CDLL('libnvidia-ml.so.1')",),
+            "runtime": ("loads cuda vendor library libnvidia-ml.so.1",),
+        },
+    ),
+    Mutation(
+        "second-toolkit-repository",
+        "core links libcudart from a second repository, @nv_runtime (not @local_cuda)",
+        cases.second_toolkit_repository,
+        {
+            "aspect": (f"{_EXT} cannot depend on @nv_runtime//:cudart",),
+            "graph": ("@nv_runtime//:cudart",),
+            "audit": ("@nv_runtime is not among the repositories core may reach",),
+            "source": ("@nv_runtime//:cudart",),
+        },
+    ),
+    Mutation(
+        "wrapped-select-rules-cuda",
+        "core selects on @rules_cuda//cuda:is_enabled through a neutral //tools macro",
+        cases.wrapped_select,
+        {
+            "graph": ("@rules_cuda//cuda:is_enabled",),
+            "audit": ("@rules_cuda//cuda:is_enabled",),
+            "source": ("@rules_cuda//cuda:is_enabled", "loaded by core/BUILD.bazel"),
+        },
+    ),
+    Mutation(
+        "core-to-nvrtc-headers",
+        "core's extension lists @cuda_wheels//:nvrtc_headers in deps",
+        _extension_dep("@cuda_wheels//:nvrtc_headers"),
+        {
+            "visibility": ("is not visible from target",),
+            "aspect": (f"{_EXT} cannot depend on @cuda_wheels//:nvrtc_headers",),
+            "graph": ("@cuda_wheels//:nvrtc_headers",),
+            "audit": ("@cuda_wheels//:nvrtc_headers",),
+            "source": ("@cuda_wheels//:nvrtc_headers",),
+        },
+    ),
+    Mutation(
+        "core-include-dotdot",
+        'core/c10/core/Device.cpp includes "../../../third_device/torch_emu/csrc/framework/EmuDriver.h"',
+        cases.include_dotdot,
+        {
+            "source": ("resolves to third_device/torch_emu/csrc/framework/EmuDriver.h",),
+            "compile": ("EmuDriver.h",),
+        },
+    ),
+    Mutation(
+        "emu-to-cuda-inactive-select",
+        "torch_emu:framework depends on torch_cuda:framework in a select() branch no build takes",
+        cases.emu_inactive_select,
+        {
+            "graph": ("//third_device/torch_cuda:framework",),
+            "audit": ("//third_device/torch_cuda:framework", "inactive select() branch"),
+            "source": ("//third_device/torch_cuda:framework is another backend's label",),
+        },
+    ),
+    Mutation(
+        "public-alias-emu",
+        "a public alias of //third_device/torch_emu:framework, no edge to it yet",
+        cases.public_alias,
+        {
+            "audit": ("VISIBILITY [core-to-backend] //third_device/torch_emu:emu_framework",),
+            "source": ("a public target in a backend package", "alias() after device_backend()"),
+        },
+    ),
+    Mutation(
+        "core-linkopts-cudart",
+        'a core cc_library with linkopts = ["-lcudart"], linked into _C.so',
+        cases.linkopts_cudart,
+        {
+            "source": ("linkopts has '-lcudart'",),
+            "compile": ("cudart",),
+        },
+    ),
+    Mutation(
+        "core-genrule-tools-nvcc",
+        'a core genrule with tools = ["@local_cuda//:nvcc"] (an exec-configuration edge)',
+        cases.genrule_tools,
+        {
+            "visibility": ("is not visible from target '//core:device_version'",),
+            "aspect": ("//core:device_version cannot depend on @local_cuda//:nvcc",),
+            "audit": ("@local_cuda//:nvcc",),
+            "source": ("@local_cuda//:nvcc",),
+        },
+    ),
 )
 
 
@@ -309,7 +428,8 @@ class MutationResult:
 
 
 _VIS = re.compile(r"is not visible from target|violates visibility")
-_COMPILE = re.compile(r"fatal error:|undeclared inclusion|No such file or directory")
+_COMPILE = re.compile(r"fatal error:|undeclared inclusion|No such file or directory|cannot find -l")
+_RUNTIME = re.compile(r"LAYERING RUNTIME: |LayeringViolation: ")
 
 
 def _errors(stderr: str, pattern: re.Pattern[str], context: int = 0) -> str:
@@ -341,7 +461,7 @@ class Harness:
 
     def baseline(self) -> AuditResult:
         """The unmutated copy must build (core) and audit clean; this also warms Bazel up."""
-        self.bazel.run("build", "//core/...")
+        self.bazel.run("build", "//core/...", "//third_device/torch_emu/...", "//tests:all")
         result = Auditor(self.policy, self.bazel, []).run()
         if not result.ok:
             raise TorchsplitError(
@@ -349,8 +469,48 @@ class Harness:
             )
         return result
 
+    def _packages(self) -> list[str]:
+        return Auditor(self.policy, self.bazel, [])._packages()
+
+    def _graph(self) -> LayerResult:
+        """The genquery expressions of the graph tests, run as `bazel query`: what
+        `bazel test //...` checks, without the aspect stopping the analysis first."""
+        proc = self.bazel.run("query", "kind(genquery, //...)", "--output=xml", check=False)
+        if proc.returncode != 0 or not proc.stdout.strip():
+            return LayerResult(False, error_lines(proc.stderr))
+        lines: list[str] = []
+        for rule in ET.fromstring(proc.stdout).iter("rule"):
+            for attr in rule.iter("string"):
+                if attr.get("name") == "expression":
+                    got = self.bazel.run("query", attr.get("value", ""), check=False)
+                    name = rule.get("name", "")
+                    lines += [f"{name}: {x}" for x in got.stdout.splitlines() if x.strip()]
+        return LayerResult(bool(lines), "\n".join(lines[:40]))
+
+    def _runtime(self) -> LayerResult:
+        """Core's test session with the run-time guard, when the mutation changed core's
+        Python (the guard watches Python imports and ctypes loads only)."""
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", "core"],
+            cwd=self.root, capture_output=True, text=True, check=False,
+        ).stdout  # fmt: skip
+        if ".py" not in changed:
+            return LayerResult(False, "")
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "tests/core", "-x", "-q", "-p", "no:cacheprovider"],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=False,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            timeout=900,
+        )
+        text = _errors(proc.stdout + proc.stderr, _RUNTIME)
+        return LayerResult(proc.returncode != 0 and bool(text), text)
+
     def run(self, mutation: Mutation) -> MutationResult:
         start = time.monotonic()
+        wall = time.time()
         revert(self.root)
         mutation.apply(self.root)
         try:
@@ -367,11 +527,21 @@ class Harness:
             out.layers["aspect"] = LayerResult(
                 asp.returncode != 0 and "cannot depend on" in text, text
             )
-            audit = Auditor(self.policy, self.bazel, list(mutation.cquery_flags)).run()
+            out.layers["graph"] = self._graph()
+            audit = Auditor(
+                self.policy, self.bazel, list(mutation.cquery_flags), artifacts=False
+            ).run()
             graph = AuditResult(
-                audit.policy, violations=audit.violations, visibility=audit.visibility
+                audit.policy,
+                violations=audit.violations,
+                visibility=audit.visibility,
+                repositories=audit.repositories,
             )
             out.layers["audit"] = LayerResult(not graph.ok, graph.render() if not graph.ok else "")
+            source = AuditResult(audit.policy, findings=audit.findings)
+            out.layers["source"] = LayerResult(
+                not source.ok, source.render() if not source.ok else ""
+            )
             headers = AuditResult(audit.policy, headers=audit.headers)
             out.layers["scan"] = LayerResult(
                 not headers.ok, headers.render() if not headers.ok else ""
@@ -379,6 +549,12 @@ class Harness:
             comp = self.bazel.run("build", "--keep_going", *flags, "//core/...", check=False)
             text = _errors(comp.stderr, _COMPILE)
             out.layers["compile"] = LayerResult(comp.returncode != 0 and bool(text), text)
+            found, _ = check_artifacts(
+                self.root / "bazel-bin", self.root, self.policy, self._packages(), newer_than=wall
+            )
+            text = "\n".join(f.render() for f in found)
+            out.layers["artifacts"] = LayerResult(bool(found), text)
+            out.layers["runtime"] = self._runtime()
             for layer, wanted in mutation.expect.items():
                 out.layers[layer].message_ok = all(w in out.layers[layer].evidence for w in wanted)
         finally:

@@ -32,7 +32,11 @@ class LayeringViolation(RuntimeError):
 
 class Guard:
     def __init__(
-        self, repo: Path, core_roots: Sequence[Path], backends: Sequence[str], loaders: Sequence[str]
+        self,
+        repo: Path,
+        core_roots: Sequence[Path],
+        backends: Sequence[str],
+        loaders: Sequence[str],
     ) -> None:
         self.repo = str(repo.resolve()) + "/"
         self.core_roots = [str(r.resolve()) + "/" for r in core_roots]

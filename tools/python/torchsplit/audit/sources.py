@@ -117,7 +117,9 @@ def check_python(path: Path, rel: str, backends: dict[str, str], loader: bool) -
             what = named(module)
             if what:
                 out.append(
-                    Finding("PYTHON", "core-to-backend", rel, node.lineno, f"imports {module}: {what}")
+                    Finding(
+                        "PYTHON", "core-to-backend", rel, node.lineno, f"imports {module}: {what}"
+                    )
                 )
         if isinstance(node, ast.Attribute) and node.attr in _CTYPES_LOADERS and not loader:
             if isinstance(node.value, ast.Name) and node.value.id == "ctypes":
@@ -273,6 +275,29 @@ def _bzl_path(label: str, package: str) -> str | None:
     return f"{package}/{label.lstrip(':')}"
 
 
+_GRAPH_CALLS = ("layer_graph_test", "device_backend")
+
+
+def _after_graph_test(tree: ast.Module, rel: str) -> list[Finding]:
+    """Targets declared after layer_graph_test()/device_backend(): outside the graph test's
+    scope (a genquery scope cannot be a wildcard), so they must come before it."""
+    out: list[Finding] = []
+    seen = ""
+    for stmt in tree.body:
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+            continue
+        if seen and call.func.id != "load":
+            out.append(
+                Finding("BUILD", "graph-scope", rel, stmt.lineno,
+                        f"{call.func.id}() after {seen}(): outside the layering graph test's "
+                        f"scope; declare it before {seen}()")
+            )  # fmt: skip
+        elif call.func.id in _GRAPH_CALLS:
+            seen = call.func.id
+    return out
+
+
 def check_build(
     root: Path, package: str, layer: str, allowed: list[str] | None, backend: str | None
 ) -> list[Finding]:
@@ -323,6 +348,8 @@ def check_build(
                             "a public target in a backend package (declare targets with "
                             "device_backend(), visible per BACKEND_VISIBILITY)")
                 )  # fmt: skip
+        if rel == build:
+            out += _after_graph_test(tree, rel)
         if rel == build and layer == "core":
             for node in ast.walk(tree):
                 if isinstance(node, ast.keyword) and node.arg in _FLAG_ATTRS:
