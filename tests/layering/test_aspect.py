@@ -4,8 +4,8 @@ A scratch workspace (its own Bazel server, about a minute here) loads the real
 aspect from this checkout and declares, in //core, one target per rule kind and
 attribute the old fixed attribute list (deps, data, srcs, hdrs, actual, ...)
 missed or that a contributor could plausibly use -- genrule `tools`, cc_binary
-`additional_linker_inputs`, a test's `data`, a dependency through an alias -- each reaching a stand-in
-@local_cuda. Every one must fail analysis with the aspect's message.
+`additional_linker_inputs`, a test's `data`, a dependency through an alias --
+each reaching a stand-in @local_cuda. Every one must fail analysis with the aspect's message.
 """
 
 from __future__ import annotations

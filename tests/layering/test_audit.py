@@ -32,6 +32,8 @@ def test_clean_repository_audits_clean() -> None:
     report = json.loads(proc.stdout)
     assert report["ok"] is True
     assert report["violations"] == [] and report["visibility"] == [] and report["headers"] == []
+    assert report["repositories"] == [] and report["findings"] == []
+    assert report["artifacts_read"] >= 2  # libtorch_core.so and _C.so at least (built first)
     rules = {p["rule"] for p in report["pairs"]}
     assert {"core-to-backend", "core-to-toolkit"} <= rules
     backends = [d.name for d in (REPO / "third_device").iterdir() if (d / "BUILD.bazel").exists()]

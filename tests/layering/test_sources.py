@@ -72,7 +72,8 @@ def test_c_dlopen_split_literal_and_dotdot_include(tmp_path: Path) -> None:
             'framework/EmuDriver.h"\n#include "../util/Ok.h"\n'
             'void* p() { return dlopen("libcu" /* split */ "dart.so.13", 0); }\n'
             '// dlopen("libcuda.so") in a comment is no call\n',
-            "core/csrc/jit/KernelLibraries.cpp": "void* q(const char* p) { return dlopen(p, 0); }\n",
+            "core/csrc/jit/KernelLibraries.cpp": "void* q(const char* p) {\n"
+            "  return dlopen(p, 0);\n}\n",
         },
     )
     text = "\n".join(got)
@@ -90,7 +91,7 @@ def test_build_files(tmp_path: Path) -> None:
             'load("//tools:accel.bzl", "if_accel")\n'
             'cc_library(name = "a", linkopts = ["-lcudart"], copts = ["-I/usr/local/cuda/include"],'
             ' deps = ["@cuda_wheels//:nvrtc_headers"] + if_accel([]))\n'
-            'layer_graph_test("core")\ncc_library(name = "late")\n',
+            'layer_graph_test(name = "t", layer = "core")\ncc_library(name = "late")\n',
             "tools/accel.bzl": "def if_accel(a):\n"
             '    return select({"@rules_cuda//cuda:is_enabled": a, "//conditions:default": []})\n',
             "third_device/torch_emu/BUILD.bazel": 'device_backend(name = "torch_emu", deps = '
@@ -127,7 +128,8 @@ def test_runtime_guard_catches_core_code_only(tmp_path: Path) -> None:
     (tmp_path / "torch_fake" / "__init__.py").write_text("")
     script = (
         "import sys\n"
-        f"sys.path[:0] = [{str(tmp_path)!r}, {str(tmp_path / 'core')!r}, {str(REPO / 'tools' / 'python')!r}]\n"
+        f"sys.path[:0] = [{str(tmp_path)!r}, {str(tmp_path / 'core')!r}, "
+        f"{str(REPO / 'tools' / 'python')!r}]\n"
         "from pathlib import Path\n"
         "from torchsplit.audit.runtime import install, LayeringViolation\n"
         f"g = install(Path({str(tmp_path)!r}), [Path({str(core)!r})], ['torch_fake'], [])\n"

@@ -141,4 +141,8 @@ def device_backend(
     # Every select() branch of the targets above, and no public target in
     # the package (tools/layering/graph.bzl). Targets a backend's BUILD file
     # adds go before device_backend().
-    layer_graph_test("backend", backend = name)
+    layer_graph_test(
+        name = "layering_graph_test",
+        layer = "backend",
+        backend = name,
+    )

@@ -4,9 +4,9 @@ The aspect (check.bzl) sees one configuration: a forbidden edge in an inactive
 select() branch, or a select() keyed on a toolkit's config_setting, passes it.
 A genquery sees every branch and every select() key. Each guarded package gets
 
-  :layering_graph        genquery: the forbidden labels its targets reach
-  :layering_public       genquery (backends): its public targets
-  :layering_graph_test   fails, listing them, unless both sets are empty
+  :layering_graph_test_deps    genquery: the forbidden labels its targets reach
+  :layering_graph_test_public  genquery (backends): its public targets
+  :layering_graph_test         fails, listing them, unless both sets are empty
 
 core/BUILD.bazel calls layer_graph_test() at its end; device_backend()
 (tools/build_defs/backend.bzl) calls it for every backend. The regular
@@ -62,15 +62,17 @@ _empty_test = rule(
     doc = "Passes when every file of `found` (genquery outputs) is empty.",
 )
 
-def layer_graph_test(layer, backend = None, exclude = []):
-    """Adds :layering_graph and :layering_graph_test over the package's targets so far.
+def layer_graph_test(name, layer, backend = None, exclude = []):
+    """Adds the graph test `name` and its genqueries over the package's targets so far.
 
     Call it last in the BUILD file (targets declared after it are not in scope).
-    For a backend it also adds :layering_public, a genquery of the package's
+    For a backend it also adds <name>_public, a genquery of the package's
     public targets (config_settings aside), which fails the test too. Targets
     declared after the call are checked by `torchsplit audit` only.
 
     Args:
+      name: the test's name ("layering_graph_test"); the genqueries are
+        <name>_deps and, for a backend, <name>_public.
       layer: the package's layer ("core" or "backend").
       backend: the backend's name, for layer "backend".
       exclude: rule names to leave out of the scope.
@@ -78,27 +80,27 @@ def layer_graph_test(layer, backend = None, exclude = []):
     names = [
         n
         for n, r in native.existing_rules().items()
-        if n not in exclude and not n.startswith("layering_") and r["kind"] != "config_setting"
+        if n not in exclude and not n.startswith(name) and r["kind"] != "config_setting"
     ]
     scope = [":" + n for n in sorted(names)]
     targets = "set(%s)" % " ".join(["//%s:%s" % (native.package_name(), n) for n in sorted(names)])
     native.genquery(
-        name = "layering_graph",
+        name = name + "_deps",
         expression = "filter('%s', deps(%s))" % (forbidden_regex(layer, backend), targets),
         scope = scope,
         testonly = True,
     )
-    found = [":layering_graph"]
+    found = [":%s_deps" % name]
     if layer == "backend":
         native.genquery(
-            name = "layering_public",
+            name = name + "_public",
             expression = "attr(visibility, '//visibility:public', %s)" % targets,
             scope = scope,
             testonly = True,
         )
-        found.append(":layering_public")
+        found.append(":%s_public" % name)
     _empty_test(
-        name = "layering_graph_test",
+        name = name,
         found = found,
         layer = layer,
         size = "small",

@@ -167,7 +167,7 @@ def toolkit_path_family(text: str) -> str | None:
 
 
 def library_name_family(name: str) -> str | None:
-    """The family whose library a bare linker name denotes (``cudart`` of ``-lcudart`` -> "cuda")."""
+    """The family of a bare linker name (``cudart`` of ``-lcudart`` -> "cuda")."""
     for vendor in VENDORS:
         if name in vendor.libraries:
             return vendor.family

@@ -85,7 +85,7 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
 
 
 def _mangled(package: str) -> str:
-    """How Bazel spells a package in solib names (third_device/torch_cuda -> third_Udevice_Storch_Ucuda)."""
+    """A package as Bazel spells it in solib names (third_device/x_y -> third_Udevice_Sx_Uy)."""
     return package.replace("_", "_U").replace("/", "_S")
 
 

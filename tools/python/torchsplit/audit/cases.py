@@ -32,7 +32,8 @@ def dlopen_split_literal(root: Path) -> None:
     append(
         root,
         _DEVICE_CPP,
-        "\nnamespace c10 {\n// Optional accelerator runtime, if one is installed.\nvoid* probe_runtime() {\n"
+        "\nnamespace c10 {\n// Optional accelerator runtime, if one is installed.\n"
+        "void* probe_runtime() {\n"
         '  return dlopen("libcu" "dart.so.13", RTLD_LAZY | RTLD_LOCAL);\n}\n}  // namespace c10\n',
     )
 
@@ -145,8 +146,8 @@ def linkopts_cudart(root: Path) -> None:
         'load("@rules_cc//cc:defs.bzl", "cc_library")\n'
         'load("@rules_python//python:defs.bzl", "py_library")\n',
     )
-    append(root, "core/BUILD.bazel",
-           '\ncc_library(\n    name = "accelerator_runtime",\n    linkopts = ["-lcudart"],\n)\n')  # fmt: skip
+    library = '\ncc_library(\n    name = "accelerator_runtime",\n    linkopts = ["-lcudart"],\n)\n'
+    append(root, "core/BUILD.bazel", library)
     edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
          '    deps = [":accelerator_runtime", ":torch_cpu_api"],\n')  # fmt: skip
 

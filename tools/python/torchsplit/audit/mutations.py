@@ -6,7 +6,7 @@ warm across mutations. For each mutation the layers run independently:
 
   visibility  `bazel build --nobuild --keep_going //...`: Bazel's "is not visible" errors
   aspect      the same with --nocheck_visibility: the layering_check aspect's errors
-  graph       the genquery expressions of every :layering_graph/:layering_public
+  graph       the genquery expressions of every layering_graph_test (_deps, _public)
               (what `bazel test` checks), evaluated by `bazel query`
   audit       `torchsplit audit`'s graph checks (query/cquery paths, repositories,
               visible() leaks)
@@ -295,7 +295,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "python-import-backend",
-        'core profiler: `import torch_emu` in a function; importlib.import_module("torch_" + "cu" + "da")',
+        "core profiler: `import torch_emu` in a function; "
+        'importlib.import_module("torch_" + "cu" + "da")',
         cases.python_import_backend,
         {
             "source": ("imports torch_emu", "import_module('torch_cuda') loads backend package"),
@@ -346,7 +347,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     ),
     Mutation(
         "core-include-dotdot",
-        'core/c10/core/Device.cpp includes "../../../third_device/torch_emu/csrc/framework/EmuDriver.h"',
+        "core/c10/core/Device.cpp includes "
+        '"../../../third_device/torch_emu/csrc/framework/EmuDriver.h"',
         cases.include_dotdot,
         {
             "source": ("resolves to third_device/torch_emu/csrc/framework/EmuDriver.h",),

@@ -55,7 +55,8 @@ class Guard:
                     if any(path.startswith(r) for r in self.core_roots):
                         if path in self.loaders or Path(path).name in self.loader_names:
                             return None
-                        return f"{path[len(self.repo) :] if path.startswith(self.repo) else path}:{frame.f_lineno}"
+                        shown = path.removeprefix(self.repo)
+                        return f"{shown}:{frame.f_lineno}"
                     return None
             frame = frame.f_back
         return None

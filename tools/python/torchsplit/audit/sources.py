@@ -142,7 +142,8 @@ def check_python(path: Path, rel: str, backends: dict[str, str], loader: bool) -
                 arg = "a computed name" if value is None else repr(value)
                 out.append(
                     Finding("PYTHON", "DYNAMIC_LOADERS", rel, node.lineno,
-                            f"{name}({arg}) outside the allowlisted loaders (policy DYNAMIC_LOADERS)")
+                            f"{name}({arg}) outside the allowlisted loaders "
+                            "(policy DYNAMIC_LOADERS)")
                 )  # fmt: skip
     return out
 
