@@ -21,6 +21,7 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -228,15 +229,26 @@ class Auditor:
             for p in pairs
         ]
         layers = self._repository_layers(packages)
-        # The clean case is one query (every part at once) and one cquery.
+        # The clean case is one query: every part at once. It runs in the background
+        # while the file checks below use the CPU.
         parts = [self._somepath(p) for p in pairs] + self._visible_exprs(pairs)
         parts += [expr for _, expr in layers]
-        if parts and self.bazel.lines("query", _union(parts)):
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            union = pool.submit(self.bazel.lines, "query", _union(parts)) if parts else None
+            self._files(pairs, packages, result)
+            found = union.result() if union else []
+        if found:
             self._dependencies(pairs, result)
             self._visibility(pairs, result)
             self._repositories(layers, result)
         # Else clean: the configured graph is a subset of the unconfigured one, and
         # every build's aspect checks the configured graph anyway.
+        result.bazel_calls = self.bazel.calls - calls
+        result.seconds = time.monotonic() - start
+        return result
+
+    def _files(self, pairs: list[Pair], packages: list[str], result: AuditResult) -> None:
+        """The checks that read files, not the Bazel graph: includes, sources, artifacts."""
         if self.headers:
             self._headers(pairs, result)
         if self.sources:
@@ -248,9 +260,6 @@ class Auditor:
                 self.bazel.workspace / "bazel-bin", self.bazel.workspace, self.policy, packages
             )
             result.findings += found
-        result.bazel_calls = self.bazel.calls - calls
-        result.seconds = time.monotonic() - start
-        return result
 
     def _packages(self) -> list[str]:
         """The main repository's packages, from the file system (as `query //... --output=package`

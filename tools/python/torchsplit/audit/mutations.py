@@ -469,7 +469,10 @@ class Harness:
         """The unmutated copy must build (core) and audit clean; this also warms Bazel up."""
         # What the runtime layer's session (tests/core) loads, and no CUDA kernel.
         self.bazel.run(
-            "build", "//core/...", "//third_device/torch_emu/...", "//tests:backends/_fake_device"
+            "build",
+            "//core/...",
+            "//third_device/torch_emu/...",
+            "//tests:backends/_fake_device.so",
         )
         result = Auditor(self.policy, self.bazel, []).run()
         if not result.ok:
