@@ -305,22 +305,30 @@ class Auditor:
         return out
 
     def _repositories(self, layers: list[tuple[str, str]], result: AuditResult) -> None:
+        """One violation per (layer, forbidden repository), with one path into it."""
         for layer, expr in layers:
+            by_repo: dict[str, list[str]] = {}
             for label in self.bazel.lines("query", expr):
-                source_expr = expr.split("deps(", 1)[1].split(") + buildfiles(", 1)[0]
-                query = f"somepath({source_expr}, {label})"
-                path = self.bazel.lines("query", query) if ".bzl" not in label else []
-                hops = [Hop(x, "", "") for x in path] or [Hop(label, "", "")]
-                repo = label[1:].split("//", 1)[0]
+                by_repo.setdefault(label[1:].split("//", 1)[0], []).append(label)
+            source_expr = expr.split("deps(", 1)[1].split(") + buildfiles(", 1)[0]
+            for repo, labels in sorted(by_repo.items()):
+                targets = [x for x in labels if not x.endswith(".bzl")]
+                path: list[str] = []
+                if targets:
+                    query = f"somepath({source_expr}, filter('^@{re.escape(repo)}//', "
+                    query += f"deps({source_expr})))"
+                    path = self.bazel.lines("query", query)
+                else:
+                    query = f"rdeps(buildfiles({source_expr}), {labels[0]}, 1)"
                 result.repositories.append(
                     Violation(
                         rule="repositories",
                         why=f"@{repo} is not among the repositories {layer} may reach "
                         "(REPOSITORIES in tools/layering/policy.bzl)",
-                        source=path[0] if path else f"a {layer} BUILD file (loads it)",
-                        target=label,
-                        path=hops,
-                        query=query if path else f"rdeps(buildfiles({source_expr}), {label}, 1)",
+                        source=path[0] if path else f"a {layer} BUILD file (it loads {labels[0]})",
+                        target=path[-1] if path else labels[0],
+                        path=[Hop(x, "", "") for x in path] or [Hop(labels[0], "", "")],
+                        query=f"somepath({path[0]}, {path[-1]})" if path else query,
                     )
                 )
 
