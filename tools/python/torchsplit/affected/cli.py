@@ -17,7 +17,12 @@ from torchsplit.affected.changes import (
     resolve,
 )
 from torchsplit.affected.graph import BazelGraph
-from torchsplit.affected.pipelines import DEFAULT_PIPELINES, discover_backends, load_pipelines
+from torchsplit.affected.pipelines import (
+    DEFAULT_PIPELINES,
+    PipelinePolicy,
+    discover_backends,
+    load_pipelines,
+)
 from torchsplit.affected.select import Selection, Selector
 from torchsplit.bazel_run import Bazel, default_bazel
 from torchsplit.errors import TorchsplitError
@@ -39,25 +44,56 @@ def export_tree(repo: Path, commit: str, dest: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
 
 
-def affected(
-    repo: Path,
-    base: str,
-    head: str | None,
-    tree: Path,
-    bazel: list[str],
-    startup: list[str] | None = None,
-) -> Selection:
-    """Select pipelines for base..head; ``tree`` holds head's files (the Bazel workspace)."""
-    # HEAD's own policy; a revision older than the policy is judged by the checkout's.
+class Scratch:
+    """Revisions exported under one temporary directory, each with its own Bazel server
+    (shut down and removed on exit)."""
+
+    def __init__(self, repo: Path, bazel: list[str]) -> None:
+        self.repo = repo
+        self.bazel = bazel
+        self.root = Path(tempfile.mkdtemp(prefix="torchsplit-affected-"))
+        self.trees: list[tuple[Path, list[str]]] = []
+
+    def graph(self, commit: str) -> tuple[Path, BazelGraph]:
+        tree = self.root / f"tree-{len(self.trees)}"
+        tree.mkdir()
+        export_tree(self.repo, commit, tree)
+        startup = [f"--output_base={self.root / f'output-{len(self.trees)}'}"]
+        self.trees.append((tree, startup))
+        return tree, BazelGraph(Bazel(tree, self.bazel, startup=startup))
+
+    def __enter__(self) -> Scratch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for tree, startup in self.trees:
+            subprocess.run(
+                [*self.bazel, *startup, "shutdown"], cwd=tree, capture_output=True, check=False
+            )
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def load_policy_for(repo: Path, tree: Path) -> PipelinePolicy:
+    """HEAD's own policy; a revision older than the policy is judged by the checkout's."""
     policy_file = tree / DEFAULT_PIPELINES
     if not policy_file.exists():
         policy_file = repo / DEFAULT_PIPELINES
-    policy = load_pipelines(policy_file, discover_backends(tree))
-    graph = BazelGraph(Bazel(tree, bazel, startup=startup or []))
-    changes = changed_files(repo, base, head)
-    return Selector(policy, graph).select(
-        base, head or "working tree", changes, audit_lines_changed(repo, base, head)
-    )
+    return load_pipelines(policy_file, discover_backends(tree))
+
+
+def affected(repo: Path, base: str, head: str | None, bazel: list[str]) -> Selection:
+    """Select pipelines for base..head (head None: the working tree)."""
+    with Scratch(repo, bazel) as scratch:
+        if head is None:
+            tree, graph = repo, BazelGraph(Bazel(repo, bazel))
+        else:
+            tree, graph = scratch.graph(head)
+        policy = load_policy_for(repo, tree)
+        selector = Selector(policy, graph, tree, lambda: scratch.graph(base)[1].rules())
+        changes = changed_files(repo, base, head)
+        return selector.select(
+            base, head or "working tree", changes, audit_lines_changed(repo, base, head)
+        )
 
 
 def render(sel: Selection) -> str:
@@ -89,25 +125,7 @@ def cmd_affected(args: argparse.Namespace) -> int:
         head = resolve(repo, args.head)
         if not head:
             raise TorchsplitError(f"no such revision: {args.head}")
-    bazel = [args.bazel or default_bazel(repo)]
-    if head is None:
-        sel = affected(repo, base, None, repo, bazel)
-    else:
-        # HEAD's own graph: its files in a scratch directory, a Bazel server of its own.
-        scratch = Path(tempfile.mkdtemp(prefix="torchsplit-affected-"))
-        startup = [f"--output_base={scratch / 'output'}"]
-        try:
-            (scratch / "tree").mkdir()
-            export_tree(repo, head, scratch / "tree")
-            sel = affected(repo, base, head, scratch / "tree", bazel, startup)
-        finally:
-            subprocess.run(
-                [*bazel, *startup, "shutdown"],
-                cwd=scratch / "tree",
-                capture_output=True,
-                check=False,
-            )
-            shutil.rmtree(scratch, ignore_errors=True)
+    sel = affected(repo, base, head, [args.bazel or default_bazel(repo)])
     print(json.dumps(sel.as_dict(), indent=2) if args.json else render(sel))
     return 0
 

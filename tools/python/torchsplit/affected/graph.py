@@ -8,6 +8,7 @@ not need. Soundness over speed.
 
 from __future__ import annotations
 
+import posixpath
 from typing import Protocol
 
 from torchsplit.bazel_run import Bazel
@@ -21,6 +22,7 @@ class Graph(Protocol):
     def tests_reaching(self, tests: list[str], labels: list[str]) -> set[str]: ...
     def path(self, test: str, labels: list[str]) -> list[str]: ...
     def test_sources(self, test: str) -> list[str]: ...
+    def rules(self) -> dict[str, str]: ...
 
 
 def label_path(label: str) -> str:
@@ -32,6 +34,33 @@ def label_path(label: str) -> str:
 def path_label(package: str, path: str) -> str:
     rel = path[len(package) + 1 :] if package else path
     return f"//{package}:{rel}"
+
+
+def parse_build_output(text: str, workspace: str) -> dict[str, str]:
+    """``query --output=build`` -> {label: rule text}, without what moves when a line
+    moves (location comments, generator_location), so equal text means an equal rule."""
+    rules: dict[str, str] = {}
+    package = name = None
+    body: list[str] = []
+    prefix = workspace.rstrip("/") + "/"
+    for line in text.splitlines():
+        if line.startswith("# ") and package is None and ":" in line and not body:
+            where = line[2:].rsplit(":", 2)[0]
+            if where.startswith(prefix):
+                package = posixpath.dirname(where[len(prefix) :])
+            continue
+        if not line.strip() or line.startswith("#") or "generator_location =" in line:
+            continue
+        body.append(line)
+        stripped = line.strip()
+        if stripped.startswith("name = ") and name is None:
+            name = stripped[len("name = ") :].strip('",')
+        if line == ")":
+            if package is not None and name is not None:
+                rules[f"//{package}:{name}"] = "\n".join(body)
+            package = name = None
+            body = []
+    return rules
 
 
 def _set(labels: list[str]) -> str:
@@ -89,3 +118,10 @@ class BazelGraph:
             if label.startswith("//")
             and label.rpartition("/")[2].rpartition(":")[2].startswith("test_")
         ]
+
+    def rules(self) -> dict[str, str]:
+        """Every rule of the workspace as instantiated (macros expanded, select() kept)."""
+        if ("rules",) not in self._cache:
+            out = self.bazel.run("query", "--noshow_progress", "--output=build", "//...").stdout
+            self._cache[("rules",)] = [out]
+        return parse_build_output(self._cache[("rules",)][0], str(self.bazel.workspace))

@@ -15,7 +15,9 @@ Order of the rules, for each changed path (old and new path of a rename):
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from torchsplit.affected.changes import Change
 from torchsplit.affected.graph import Graph, label_path, path_label
@@ -98,9 +100,19 @@ def _render_path(path: list[str], changed: dict[str, str]) -> str:
 
 
 class Selector:
-    def __init__(self, policy: PipelinePolicy, graph: Graph) -> None:
+    def __init__(
+        self,
+        policy: PipelinePolicy,
+        graph: Graph,
+        tree: Path | None = None,
+        base_rules: Callable[[], dict[str, str]] | None = None,
+    ) -> None:
+        """``tree``: HEAD's files; ``base_rules``: BASE's rules (Graph.rules), fetched
+        only when a BUILD or .bzl file changed."""
         self.policy = policy
         self.graph = graph
+        self.tree = tree
+        self.base_rules = base_rules
 
     def select(
         self, base: str, head: str, changes: list[Change], audit_inputs: set[str] | None = None
@@ -182,17 +194,28 @@ class Selector:
         packages = self.graph.packages()
         labels: dict[str, str] = {}
         unknown: set[str] = set()
+        build_files = [
+            p
+            for p in paths
+            if posixpath.basename(p) in BUILD_NAMES and posixpath.dirname(p) in packages
+        ]
         bzl = [p for p in paths if p.endswith(".bzl") and p in known]
-        if bzl:
-            for package in self.graph.packages_loading(bzl):
-                labels.setdefault(f"//{package}:*", f"{'/'.join(bzl)} (loaded by //{package})")
+        # A .bzl defining a rule or aspect changes what its rules do, not how they are
+        # instantiated: every target of every package loading it.
+        behaviour = [p for p in bzl if self._defines_rules(p)]
+        if behaviour:
+            for package in self.graph.packages_loading(behaviour):
+                labels.setdefault(
+                    f"//{package}:*", f"{' '.join(behaviour)} (loaded by //{package})"
+                )
+        declarative = build_files + [p for p in bzl if p not in behaviour]
+        if declarative:
+            labels.update(self._changed_rules(declarative, packages))
         for path in paths:
-            package = _package_of(path, packages)
-            if path.endswith(".bzl") and path in known:
+            if path in build_files or path in bzl:
                 continue
-            if posixpath.basename(path) in BUILD_NAMES and posixpath.dirname(path) in packages:
-                labels.setdefault(f"//{posixpath.dirname(path)}:*", path)
-            elif path in known and package is not None:
+            package = _package_of(path, packages)
+            if path in known and package is not None:
                 labels[path_label(package, path)] = path
             elif path not in present and package is not None:
                 # Deleted (or renamed away): every target of its package may have used it.
@@ -200,6 +223,45 @@ class Selector:
             else:
                 unknown.add(path)
         return labels, unknown
+
+    def _defines_rules(self, path: str) -> bool:
+        if self.tree is None:
+            return True
+        try:
+            text = (self.tree / path).read_text(encoding="utf-8")
+        except OSError:
+            return True
+        return any(word in text for word in ("rule(", "aspect(", "transition("))
+
+    def _changed_rules(self, files: list[str], packages: set[str]) -> dict[str, str]:
+        """BUILD files and macro/data .bzl files: the rules whose instantiation differs
+        from BASE's (bazel-diff's idea, on query --output=build); without BASE's
+        graph, every target of the packages involved."""
+        head = self.graph.rules() if self.base_rules is not None else None
+        base = None
+        if head is not None and self.base_rules is not None:
+            try:
+                base = self.base_rules()
+            except BazelFailed:
+                base = None
+        out: dict[str, str] = {}
+        if head is None or base is None:
+            bzl = [p for p in files if p.endswith(".bzl")]
+            loading = self.graph.packages_loading(bzl) if bzl else set()
+            for path in files:
+                if not path.endswith(".bzl"):
+                    out.setdefault(f"//{posixpath.dirname(path)}:*", path)
+            for package in loading:
+                out.setdefault(f"//{package}:*", f"{' '.join(bzl)} (loaded by //{package})")
+            return out
+        for label, text in sorted(head.items()):
+            if base.get(label) == text:
+                continue
+            package = label[2:].partition(":")[0]
+            own = [p for p in files if posixpath.dirname(p) == package and not p.endswith(".bzl")]
+            source = " ".join(own or files)
+            out[label] = f"{source} (changes {label})"
+        return out
 
     def _why(self, tests: list[str], labels: dict[str, str]) -> str:
         best: list[str] | None = None
