@@ -34,7 +34,10 @@ def git(repo: Path, *args: str) -> str:
 
 
 def resolve(repo: Path, rev: str) -> str:
-    return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    try:
+        return git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except TorchsplitError:
+        raise TorchsplitError(f"no such revision: {rev}") from None
 
 
 def default_base(repo: Path) -> str:

@@ -118,13 +118,7 @@ def render(sel: Selection) -> str:
 def cmd_affected(args: argparse.Namespace) -> int:
     repo = _repo(args.repo)
     base = resolve(repo, args.base) if args.base else default_base(repo)
-    if args.base and not base:
-        raise TorchsplitError(f"no such revision: {args.base}")
-    head = None
-    if args.head:
-        head = resolve(repo, args.head)
-        if not head:
-            raise TorchsplitError(f"no such revision: {args.head}")
+    head = resolve(repo, args.head) if args.head else None
     sel = affected(repo, base, head, [args.bazel or default_bazel(repo)])
     print(json.dumps(sel.as_dict(), indent=2) if args.json else render(sel))
     return 0
