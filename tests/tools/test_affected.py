@@ -309,9 +309,16 @@ def test_real_graph_maps_core_and_backend_files() -> None:
     emu = selector.select(
         "x", "y", [Change("M", "third_device/torch_emu/csrc/aten/EmuKernels.cpp")]
     )
-    assert emu.names == ["torch_emu"]
-    assert emu.pipelines[0].affected_tests == ["//tests:torch_emu_test"]
-    assert "tests/torch_emu" in emu.pipelines[0].pytest
+    # core's own suite runs on the emulated device too (core_test and jit_test depend on it).
+    assert emu.names == ["core", "torch_emu"]
+    assert "//tests:core_test" in emu.pipelines[0].affected_tests
+    assert emu.pipelines[1].affected_tests == ["//tests:torch_emu_test"]
+    assert "tests/torch_emu" in emu.pipelines[1].pytest
+
+    cuda_only = selector.select(
+        "x", "y", [Change("M", "third_device/torch_cuda/csrc/aten/native/PointwiseKernels.cu")]
+    )
+    assert cuda_only.names == ["torch_cuda"]
 
 
 @pytest.mark.bazel
