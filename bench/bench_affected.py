@@ -7,11 +7,13 @@
    policy is today's tools/layering/pipelines.bzl. Per commit: the pipelines
    selected, and the fraction of test targets and of pytest files skipped.
    Selections are cached per (commit, policy) under ~/.cache/torchsplit/.
-2. Soundness: for a sample of commits (the ones not selecting everything, newest
-   first), break one line in each changed C++/CUDA/Python source the build graph
-   knows, in a copy of today's tree (building old revisions would take hours),
-   and run the Bazel tests of the pipelines that commit selected. A mutation is
-   caught when they fail. Zero misses allowed: exit 1 on a miss.
+2. Soundness: for a sample of commits (those not selecting everything, the
+   narrowest selections first, at most 3 files each), break one line in each
+   changed C++/CUDA/Python source the build graph knows, in a copy of today's
+   tree (building old revisions would take hours), and run the Bazel tests of
+   the pipelines that commit selected, after a baseline run of every test,
+   unmutated, has passed. A mutation is caught when they fail. Zero misses
+   allowed: exit 1 on a miss.
 
 Prints both tables and writes them as the "torchsplit affected" section of
 docs/benchmarks.md (between markers; the rest of the file is left alone).
@@ -47,6 +49,7 @@ CACHE = Path.home() / ".cache" / "torchsplit" / "bench-affected"
 BEGIN = "<!-- bench_affected:begin -->"
 END = "<!-- bench_affected:end -->"
 MUTABLE = (".cpp", ".cc", ".h", ".cu", ".cuh", ".py")
+PER_COMMIT = 3
 LAUNCHER = [str(REPO / "tools" / "bazel")]
 
 
@@ -191,43 +194,44 @@ def soundness(rows: list[dict[str, object]], budget: int) -> tuple[list[list[str
     table: list[list[str]] = []
     caught = missed = 0
     try:
-        for row in reversed(rows):
-            if len(table) >= budget:
-                break
-            if row["everything"]:
-                continue
-            sel = row["selection"]
-            tests = sorted(set(sel["tests"]))  # type: ignore[index]
+        # Unmutated, every test must pass, or a failure would prove nothing.
+        all_tests = sorted({t for r in rows for t in r["selection"]["tests"]})  # type: ignore[index]
+        baseline = bazel.run("test", "--config=ci", "--test_output=errors", *all_tests, check=False)
+        if baseline.returncode != 0:
+            raise SystemExit(f"baseline bazel test fails:\n{baseline.stderr[-3000:]}")
+        print(f"  baseline: {' '.join(all_tests)} pass", file=sys.stderr)
+        # Narrowest selections first (they are the ones that can miss), a few files each.
+        candidates = [r for r in rows if not r["everything"]]
+        candidates.sort(key=lambda r: (len(r["selection"]["tests"]), -rows.index(r)))  # type: ignore[index]
+        for row in candidates:
+            tests = sorted(set(row["selection"]["tests"]))  # type: ignore[index]
+            per_commit = 0
             for rel in row["changes"]:  # type: ignore[union-attr]
-                if len(table) >= budget:
+                if len(table) >= budget or per_commit >= PER_COMMIT:
                     break
                 if not rel.endswith(MUTABLE) or rel not in known or not (tree / rel).exists():
                     continue
+                if any(cells[1] == rel for cells in table):
+                    continue
+                per_commit += 1
                 original = (tree / rel).read_bytes()
                 mutate(tree / rel)
                 try:
+                    code = 0
                     if tests:
                         proc = bazel.run(
                             "test", "--config=ci", "--test_output=no", *tests, check=False
                         )
-                        failed = proc.returncode != 0
-                    else:
-                        failed = False
+                        code = proc.returncode
                 finally:
                     (tree / rel).write_bytes(original)
-                caught += failed
-                missed += not failed
-                verdict = "caught" if failed else "**missed**"
-                table.append(
-                    [
-                        str(row["commit"])[:8],
-                        rel,
-                        ", ".join(row["pipelines"]),
-                        " ".join(tests),
-                        verdict,
-                    ]
-                )  # type: ignore[arg-type]
-                print(f"  mutation {rel}: {verdict}", file=sys.stderr)
+                caught += code != 0
+                missed += code == 0
+                verdict = {0: "**missed**", 1: "caught (build fails)", 3: "caught (test fails)"}
+                result = verdict.get(code, f"caught (bazel exit {code})")
+                pipelines = ", ".join(row["pipelines"])  # type: ignore[arg-type]
+                table.append([str(row["commit"])[:8], rel, pipelines, " ".join(tests), result])
+                print(f"  mutation {rel}: {result}", file=sys.stderr)
     finally:
         subprocess.run(
             [*LAUNCHER, *startup, "shutdown"], cwd=tree, capture_output=True, check=False
