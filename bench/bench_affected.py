@@ -220,15 +220,17 @@ def soundness(rows: list[dict[str, object]], budget: int) -> tuple[list[list[str
                     code = 0
                     if tests:
                         proc = bazel.run(
-                            "test", "--config=ci", "--test_output=no", *tests, check=False
+                            "test", "--config=ci", "--test_output=summary", *tests, check=False
                         )
                         code = proc.returncode
                 finally:
                     (tree / rel).write_bytes(original)
+                if code not in (0, 1, 3):  # 2: bad flags, 8: interrupted... not a verdict
+                    raise SystemExit(f"bazel test exited {code} for {rel}:\n{proc.stderr[-2000:]}")
                 caught += code != 0
                 missed += code == 0
                 verdict = {0: "**missed**", 1: "caught (build fails)", 3: "caught (test fails)"}
-                result = verdict.get(code, f"caught (bazel exit {code})")
+                result = verdict[code]
                 pipelines = ", ".join(row["pipelines"])  # type: ignore[arg-type]
                 table.append([str(row["commit"])[:8], rel, pipelines, " ".join(tests), result])
                 print(f"  mutation {rel}: {result}", file=sys.stderr)
