@@ -1,0 +1,1 @@
+"""``torchsplit affected``: the CI pipelines a change selects, from the build graph."""
