@@ -85,8 +85,16 @@ def _cuda_device_count() -> int:
     return torch_cuda.device_count()
 
 
+def _gpu_required() -> bool:
+    """TORCH_CUDA_REQUIRE_GPU=1: on a GPU machine, a missing or unusable device
+    (e.g. a driver older than the CUDA runtime needs) fails the run instead of
+    skipping every GPU test and looking green."""
+    return os.environ.get("TORCH_CUDA_REQUIRE_GPU", "") == "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `gpu` need a CUDA device: skip them cleanly when there is none."""
+    """Tests marked `gpu` need a CUDA device: skip them cleanly when there is
+    none, or stop the run when TORCH_CUDA_REQUIRE_GPU=1."""
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
@@ -96,5 +104,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     import torch_cuda
 
     reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+    if _gpu_required():
+        pytest.exit(
+            f"TORCH_CUDA_REQUIRE_GPU=1 and {len(gpu_items)} GPU test(s) cannot run: {reason}",
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
     for item in gpu_items:
         item.add_marker(pytest.mark.skip(reason=reason))
