@@ -90,7 +90,7 @@ void CachingAllocator::release_free_segments(DeviceState& s, DeviceIndex index,
   if (segments.empty()) {
     return;
   }
-  // raw_free waits for the device's queued work (as cudaFree does), and that
+  // raw_free waits for the device's queued work (as a real runtime's free does), and that
   // work may drop the last reference to a tensor, which frees into this
   // state: release the lock meanwhile. The segments are no longer in any pool.
   auto& hooks = DeviceRegistry::instance().hooks(type_);
