@@ -106,8 +106,16 @@ def _cuda_device_count() -> int:
     return torch_cuda.device_count()
 
 
+def _gpu_required() -> bool:
+    """TORCH_CUDA_REQUIRE_GPU=1: on a GPU machine, a missing or unusable device
+    (e.g. a driver older than the CUDA runtime needs) fails the run instead of
+    skipping every GPU test and looking green."""
+    return os.environ.get("TORCH_CUDA_REQUIRE_GPU", "") == "1"
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked `gpu` need a CUDA device: skip them cleanly when there is none."""
+    """Tests marked `gpu` need a CUDA device: skip them cleanly when there is
+    none, or stop the run when TORCH_CUDA_REQUIRE_GPU=1."""
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
@@ -117,5 +125,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     import torch_cuda
 
     reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+    if _gpu_required():
+        pytest.exit(
+            f"TORCH_CUDA_REQUIRE_GPU=1 and {len(gpu_items)} GPU test(s) cannot run: {reason}",
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
     for item in gpu_items:
         item.add_marker(pytest.mark.skip(reason=reason))
+
+
+# Every CUDA kernel is loaded before the first GPU test runs. With lazy module
+# loading the first launch of a kernel waits for the device to drain, so a test
+# that queues work behind a long kernel and then launches a kernel for the
+# first time would see its streams serialised. torch_cuda asks for eager
+# loading at import (CUDA_MODULE_LOADING); this warm-up also covers a process
+# where something else initialised the CUDA runtime first.
+@pytest.fixture(scope="session", autouse=True)
+def _warm_up_cuda_kernels(request: pytest.FixtureRequest) -> None:
+    if not any(item.get_closest_marker("gpu") for item in request.session.items):
+        return
+    if _cuda_device_count() == 0:
+        return
+    import torch_core as tc
+    import torch_cuda
+
+    for index in range(torch_cuda.device_count()):
+        device = f"cuda:{index}"
+        for dtype in (tc.float32, tc.float64, tc.int64):
+            a = tc.ones((4, 4), dtype=dtype, device=device)
+            for out in (a + a, a - a, a * a, a / a, -a, a.relu(), a.sum(), a.max(), a @ a):
+                out.numpy()
+            if dtype != tc.int64:
+                for out in (a.exp(), a.tanh(), a.softmax(-1)):
+                    out.numpy()
+            tc.ones(1 << 20, dtype=dtype, device=device).sum().numpy()  # the two-pass reduction
+            a.to(tc.bool).numpy()
+        torch_cuda.synchronize(index)

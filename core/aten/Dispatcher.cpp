@@ -48,6 +48,14 @@ void Dispatcher::call(const std::string& op, const KernelCall& call) const {
     throw NotImplementedError("op '" + op + "' has no kernel for device '" + device.str() +
                               "' (device type '" + device.type_name() + "')");
   }
+  // Stream-aware frees: an operand allocated on another stream than the one
+  // the kernel is queued on must not be reused before the kernel has run.
+  for (const Tensor& input : call.inputs) {
+    if (input.defined() && input.device().type() == device.type()) {
+      input.record_stream(call.stream);
+    }
+  }
+  call.out.record_stream(call.stream);
   DispatchObserver* observer = this->observer();
   if (observer != nullptr) {
     observer->on_enter(op, call);

@@ -184,8 +184,13 @@ Tensor to(const Tensor& t, const Device& device) {
   if (!t.device().is_cpu() && !device.is_cpu()) {
     if (t.device().type() == device.type()) {
       Tensor out = empty(t.shape(), t.dtype(), device);
-      if (out.nbytes() == 0 ||
-          registry.hooks(device.type())
+      if (out.nbytes() == 0) {
+        return out;
+      }
+      // The copy is queued on the destination's current stream and reads t
+      // there: record it, so t's block is not reused before the copy ran.
+      t.record_stream(c10::current_stream(device));
+      if (registry.hooks(device.type())
               .copy_between_devices(out.data_ptr(), device, t.data_ptr(), t.device(), t.nbytes())) {
         return out;
       }

@@ -33,4 +33,15 @@ struct KernelCall {
   c10::Stream stream{c10::Device(c10::kCpuDeviceType), 0};
 };
 
+// The call with every tensor borrowed (Tensor::borrowed): what an
+// asynchronous launcher keeps in its queued kernel.
+inline KernelCall borrowed(const KernelCall& call) {
+  KernelCall queued = call;
+  for (Tensor& t : queued.inputs) {
+    t = t.borrowed();
+  }
+  queued.out = call.out.borrowed();
+  return queued;
+}
+
 }  // namespace at

@@ -29,12 +29,17 @@ Shape contiguous_strides(const Shape& shape) {
 }
 
 Tensor Tensor::empty(const Shape& shape, ScalarType dtype, const Device& device) {
+  return empty(shape, dtype, c10::current_stream(device));
+}
+
+Tensor Tensor::empty(const Shape& shape, ScalarType dtype, const c10::Stream& stream) {
+  const Device& device = stream.device;
   auto& registry = c10::DeviceRegistry::instance();
   if (!device.is_cpu()) {
     registry.check_usable(device);
   }
   Tensor t;
-  t.impl_ = std::make_shared<Impl>(Impl{nullptr, shape, dtype, device, numel_of(shape)});
+  t.impl_ = std::make_shared<Impl>(Impl{nullptr, shape, dtype, device, numel_of(shape), 0, false});
   const size_t bytes = t.nbytes();
   if (bytes == 0) {
     return t;
@@ -42,7 +47,9 @@ Tensor Tensor::empty(const Shape& shape, ScalarType dtype, const Device& device)
   auto& hooks = registry.hooks(device.type());
   if (hooks.uses_caching_allocator()) {
     auto& allocator = c10::CachingAllocator::for_device_type(device.type());
-    void* ptr = allocator.allocate(bytes, c10::current_stream(device));
+    void* ptr = allocator.allocate(bytes, stream);
+    t.impl_->allocation_stream = stream.id;
+    t.impl_->cached = true;
     t.impl_->data = std::shared_ptr<void>(ptr, [&allocator](void* p) { allocator.free(p); });
   } else {
     const c10::DeviceIndex index = device.index();
@@ -53,6 +60,28 @@ Tensor Tensor::empty(const Shape& shape, ScalarType dtype, const Device& device)
     }
     t.impl_->data = std::shared_ptr<void>(ptr, [&hooks, index](void* p) { hooks.raw_free(p, index); });
   }
+  return t;
+}
+
+void Tensor::record_stream(const c10::Stream& stream) const {
+  if (!defined() || !impl_->cached || impl_->data == nullptr) {
+    return;
+  }
+  if (stream.device == impl_->device && stream.id == impl_->allocation_stream) {
+    return;
+  }
+  c10::CachingAllocator::for_device_type(impl_->device.type()).record_stream(impl_->data.get(), stream);
+}
+
+Tensor Tensor::borrowed() const {
+  if (!defined()) {
+    return *this;
+  }
+  Tensor t;
+  t.impl_ = std::make_shared<Impl>(*impl_);
+  // Aliasing constructor with an empty owner: same address, no ownership.
+  t.impl_->data = std::shared_ptr<void>(std::shared_ptr<void>(), impl_->data.get());
+  t.impl_->cached = false;  // nothing to record on: the owner did that
   return t;
 }
 

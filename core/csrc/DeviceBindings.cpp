@@ -68,6 +68,7 @@ py::dict stats_dict(const c10::MemoryStats& s) {
   d["num_merges"] = s.num_merges;
   d["num_ooms"] = s.num_ooms;
   d["cached_blocks"] = s.cached_blocks;
+  d["pending_frees"] = s.pending_frees;
   return d;
 }
 

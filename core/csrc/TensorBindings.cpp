@@ -127,7 +127,11 @@ void init_tensor_bindings(py::module_& m) {
       .def("softmax", &at::softmax, py::arg("dim"))
       .def("matmul", &at::matmul)
       .def("fill_", [](Tensor& t, double v) { return at::fill_(t, v); }, py::arg("value"))
-      .def("copy_", [](Tensor& t, const Tensor& src) { return at::copy_(t, src); }, py::arg("src"));
+      .def("copy_", [](Tensor& t, const Tensor& src) { return at::copy_(t, src); }, py::arg("src"))
+      .def("_record_stream",
+           [](const Tensor& t, const c10::Device& device, c10::StreamId id) { t.record_stream({device, id}); },
+           py::arg("device"), py::arg("stream"),
+           "Marks the tensor as used by work on a stream (record_stream takes a Stream).");
 
   m.def("empty", &at::empty, py::arg("shape"), py::arg("dtype"), py::arg("device"));
   m.def("full", &at::full, py::arg("shape"), py::arg("value"), py::arg("dtype"), py::arg("device"));

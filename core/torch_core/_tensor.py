@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from torch_core import _C
+
+if TYPE_CHECKING:
+    from torch_core._streams import Stream
 
 Tensor = _C.Tensor
 
@@ -21,5 +26,16 @@ def _repr(self: Tensor) -> str:
     return "tensor(" + ", ".join([values, *extras]) + ")"
 
 
+def _record_stream(self: Tensor, stream: Stream) -> None:
+    """Work queued on ``stream`` uses this tensor: its memory is not reused
+    when freed until that work has run (as ``torch.Tensor.record_stream``).
+
+    Core's dispatcher already records the stream of every op; this is for
+    work it does not see (a vendor library call, a collective on a side stream).
+    """
+    self._record_stream(stream.device, stream.id)
+
+
+Tensor.record_stream = _record_stream
 Tensor.__repr__ = _repr
 Tensor.__str__ = _repr

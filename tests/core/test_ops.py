@@ -175,6 +175,15 @@ def test_matmul(device, dtype, shape_a, shape_b) -> None:
 
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_propagates_nan_like_pytorch(device, dtype) -> None:
+    a = np.array([np.nan, -1.0, 0.0, 2.0, -np.inf, np.inf], dtype=DTYPES[dtype])
+    check(
+        tc.tensor(a, device=device).relu(), np.array([np.nan, 0, 0, 2, 0, np.inf], a.dtype), device
+    )
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_fill_and_copy_in_place(device) -> None:
     t = tc.empty(2, 3, device=device)
     t.fill_(2.5)

@@ -57,6 +57,17 @@ def test_stats_are_exact(device) -> None:
     del b
 
 
+def test_an_unsplit_large_block_counts_whole(device) -> None:
+    """3 MiB takes a 4 MiB segment whose 1 MiB rest is too small for the large
+    pool: the block is not split and counts 4 MiB (the rule cuda's
+    test_gpu_memory.py::test_peak_tracks_the_largest_moment relies on)."""
+    base = torch_emu.memory_allocated(device)
+    big = tc.empty(3 << 20, dtype=tc.bool, device="emu:1")
+    del big
+    assert torch_emu.max_memory_allocated(device) == base + (4 << 20)
+    assert torch_emu.memory_allocated(device) == base
+
+
 def test_blocks_split_and_merge(device) -> None:
     a = tc.empty(1024, device="emu:1")
     b = tc.empty(1024, device="emu:1")

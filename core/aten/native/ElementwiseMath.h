@@ -34,9 +34,10 @@ TORCH_OP_QUALIFIERS inline T div(T a, T b) {
   return a / b;
 }
 
+// NaN < 0 is false, so NaN passes through (as PyTorch's relu gives NaN).
 template <typename T>
 TORCH_OP_QUALIFIERS inline T relu(T a) {
-  return a > T(0) ? a : T(0);
+  return a < T(0) ? T(0) : a;
 }
 
 template <typename T>

@@ -36,6 +36,9 @@ CachingAllocator::~CachingAllocator() {
     for (auto& [ptr, b] : s->active) {
       delete b;
     }
+    for (PendingFree& p : s->pending) {
+      delete p.block;
+    }
   }
 }
 
@@ -68,12 +71,13 @@ void* CachingAllocator::raw_allocate(size_t bytes, DeviceIndex index) {
   return DeviceRegistry::instance().hooks(type_).raw_allocate(bytes, index);
 }
 
-void CachingAllocator::release_free_segments(DeviceState& s, DeviceIndex index) {
-  auto& hooks = DeviceRegistry::instance().hooks(type_);
+void CachingAllocator::release_free_segments(DeviceState& s, DeviceIndex index,
+                                             std::unique_lock<std::mutex>& lock) {
+  std::vector<void*> segments;
   for (auto it = s.free_blocks.begin(); it != s.free_blocks.end();) {
     Block* b = *it;
     if (b->prev == nullptr && b->next == nullptr) {
-      hooks.raw_free(b->ptr, index);
+      segments.push_back(b->ptr);
       s.stats.reserved -= static_cast<int64_t>(b->size);
       s.stats.num_raw_frees++;
       it = s.free_blocks.erase(it);
@@ -83,6 +87,18 @@ void CachingAllocator::release_free_segments(DeviceState& s, DeviceIndex index) 
     }
   }
   s.stats.cached_blocks = static_cast<int64_t>(s.free_blocks.size());
+  if (segments.empty()) {
+    return;
+  }
+  // raw_free waits for the device's queued work (as a real runtime's free does), and that
+  // work may drop the last reference to a tensor, which frees into this
+  // state: release the lock meanwhile. The segments are no longer in any pool.
+  auto& hooks = DeviceRegistry::instance().hooks(type_);
+  lock.unlock();
+  for (void* ptr : segments) {
+    hooks.raw_free(ptr, index);
+  }
+  lock.lock();
 }
 
 std::string CachingAllocator::describe_oom(const DeviceState& s, DeviceIndex index,
@@ -100,13 +116,14 @@ void* CachingAllocator::allocate(size_t bytes, const Stream& stream) {
   const size_t size = round_size(bytes);
   const bool small = size <= kSmallRequest;
 
-  std::lock_guard<std::mutex> lock(s.mutex);
+  std::unique_lock<std::mutex> lock(s.mutex);
+  process_pending(s);
   Block* block = find_free(s, size, small, stream.id);
   if (block == nullptr) {
     const size_t segment = small ? kSegment : (size + kSegment - 1) / kSegment * kSegment;
     void* ptr = raw_allocate(segment, index);
     if (ptr == nullptr) {
-      release_free_segments(s, index);
+      release_free_segments(s, index, lock);
       ptr = raw_allocate(segment, index);
     }
     if (ptr == nullptr) {
@@ -167,9 +184,93 @@ void CachingAllocator::free(void* ptr) {
   s.stats.allocated -= static_cast<int64_t>(block->size);
   s.stats.num_frees++;
 
+  if (block->stream_uses.empty()) {
+    return_to_pool(s, block);
+    return;
+  }
+  // Other streams may still read or write the block: mark where each of them
+  // is now, and hand the block back only once all those marks have passed.
+  PendingFree pending{block, {}};
+  auto& hooks = DeviceRegistry::instance().hooks(type_);
+  try {
+    for (const Stream& use : block->stream_uses) {
+      const EventId event = hooks.create_event(use.device.index());
+      pending.events.emplace_back(event, use.device.index());
+      hooks.record_event(event, use);
+    }
+  } catch (...) {
+    // Without an event nothing tells when the other stream is done: keep the
+    // block out of every pool (a leak, never a reuse under a running kernel).
+    // free() runs from tensor destructors, so it must not throw.
+    for (const auto& [event, device] : pending.events) {
+      try {
+        hooks.destroy_event(event, device);
+      } catch (...) {
+      }
+    }
+    return;
+  }
+  block->stream_uses.clear();
+  s.pending.push_back(std::move(pending));
+  s.stats.pending_frees = static_cast<int64_t>(s.pending.size());
+}
+
+void CachingAllocator::record_stream(void* ptr, const Stream& stream) {
+  DeviceIndex index;
+  {
+    std::lock_guard<std::mutex> owners(states_mutex_);
+    const auto it = owner_.find(ptr);
+    if (it == owner_.end()) {
+      throw std::invalid_argument("CachingAllocator::record_stream: pointer was not allocated here");
+    }
+    index = it->second;
+  }
+  if (stream.device.type() != type_) {
+    throw std::invalid_argument("record_stream: " + stream.device.str() + " is not a " +
+                                Device(type_, index).type_name() + " device");
+  }
+  DeviceState& s = state(index);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Block* block = s.active.at(ptr);
+  if (stream.device.index() == index && stream.id == block->stream) {
+    return;  // the block's own stream orders its reuse already
+  }
+  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) == block->stream_uses.end()) {
+    block->stream_uses.push_back(stream);
+  }
+}
+
+void CachingAllocator::process_pending(DeviceState& s) {
+  if (s.pending.empty()) {
+    return;
+  }
+  auto& hooks = DeviceRegistry::instance().hooks(type_);
+  std::vector<PendingFree> waiting;
+  for (PendingFree& p : s.pending) {
+    bool done = true;
+    for (const auto& [event, device] : p.events) {
+      if (!hooks.query_event(event, device)) {
+        done = false;
+        break;
+      }
+    }
+    if (!done) {
+      waiting.push_back(std::move(p));
+      continue;
+    }
+    for (const auto& [event, device] : p.events) {
+      hooks.destroy_event(event, device);
+    }
+    return_to_pool(s, p.block);
+  }
+  s.pending = std::move(waiting);
+  s.stats.pending_frees = static_cast<int64_t>(s.pending.size());
+}
+
+void CachingAllocator::return_to_pool(DeviceState& s, Block* block) {
   // Merge with free neighbours of the same segment.
   for (Block* neighbour : {block->prev, block->next}) {
-    if (neighbour == nullptr || neighbour->allocated) {
+    if (neighbour == nullptr || neighbour->allocated || s.free_blocks.count(neighbour) == 0) {
       continue;
     }
     s.free_blocks.erase(neighbour);
@@ -197,8 +298,9 @@ void CachingAllocator::free(void* ptr) {
 
 void CachingAllocator::empty_cache(DeviceIndex index) {
   DeviceState& s = state(index);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  release_free_segments(s, index);
+  std::unique_lock<std::mutex> lock(s.mutex);
+  process_pending(s);
+  release_free_segments(s, index, lock);
 }
 
 MemoryStats CachingAllocator::stats(DeviceIndex index) const {

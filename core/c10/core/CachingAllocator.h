@@ -10,6 +10,8 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "c10/core/Device.h"
 #include "c10/core/Stream.h"
@@ -35,6 +37,7 @@ struct MemoryStats {
   int64_t num_merges = 0;
   int64_t num_ooms = 0;
   int64_t cached_blocks = 0;  // free blocks kept for reuse
+  int64_t pending_frees = 0;  // freed blocks waiting for other streams' work
 };
 
 // The framework's generic device allocator: a vendor supplies raw allocate and
@@ -46,6 +49,11 @@ struct MemoryStats {
 //   (the large pool), so small blocks do not fragment large ones.
 // - A free block is reused only by requests on the stream it was allocated on
 //   (per-stream pools): work queued on that stream may still be using it.
+// - Frees are stream-aware (PyTorch's record_stream): a block also used by
+//   other streams (record_stream) returns to its pool only once events
+//   recorded on each of them at free time have completed. The events are
+//   queried lazily, on the next allocation and on empty_cache, so free never
+//   blocks the host.
 // - Blocks are split when the remainder is worth keeping and merged with free
 //   neighbours of the same segment when freed.
 // - On exhaustion it returns wholly free segments to the device and retries
@@ -66,6 +74,9 @@ class CachingAllocator {
 
   void* allocate(size_t bytes, const Stream& stream);
   void free(void* ptr);
+  // Marks the block at `ptr` as used by work on `stream` (which may belong to
+  // another device of this type): its free then waits for that work.
+  void record_stream(void* ptr, const Stream& stream);
 
   // Returns every wholly free segment of the device to the backend.
   void empty_cache(DeviceIndex index);
@@ -83,6 +94,12 @@ class CachingAllocator {
     bool allocated = false;
     Block* prev = nullptr;  // neighbours within the same segment
     Block* next = nullptr;
+    std::vector<Stream> stream_uses;  // other streams that used it (record_stream)
+  };
+  // A freed block and the events (one per stream in its stream_uses) it waits for.
+  struct PendingFree {
+    Block* block;
+    std::vector<std::pair<EventId, DeviceIndex>> events;
   };
   struct BlockOrder {
     bool operator()(const Block* a, const Block* b) const {
@@ -94,13 +111,20 @@ class CachingAllocator {
     mutable std::mutex mutex;
     std::set<Block*, BlockOrder> free_blocks;
     std::unordered_map<void*, Block*> active;
+    std::vector<PendingFree> pending;
     MemoryStats stats;
   };
 
   DeviceState& state(DeviceIndex index) const;
   Block* find_free(DeviceState& s, size_t size, bool small, StreamId stream);
   void* raw_allocate(size_t bytes, DeviceIndex index);
-  void release_free_segments(DeviceState& s, DeviceIndex index);
+  // Returns wholly free segments to the backend; `lock` (held on s.mutex)
+  // is released while the backend frees them.
+  void release_free_segments(DeviceState& s, DeviceIndex index, std::unique_lock<std::mutex>& lock);
+  // Returns a free block to its pool, merged with its free neighbours.
+  void return_to_pool(DeviceState& s, Block* block);
+  // Returns every pending block whose events have all completed.
+  void process_pending(DeviceState& s);
   std::string describe_oom(const DeviceState& s, DeviceIndex index, size_t size) const;
 
   const DeviceTypeId type_;

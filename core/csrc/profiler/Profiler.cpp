@@ -89,7 +89,7 @@ void Profiler::on_exit(const std::string&, const at::KernelCall& call) {
   }
   ProfiledEvent& e = open_events().back();
   if (e.device_start_mark) {
-    e.device_end_mark = profiler_stubs(call.out.device().type())->mark(call.stream);
+    e.device_end_mark = profiler_stubs(call.out.device().type())->end_mark(call.stream, *e.device_start_mark);
   }
   finish_open_event();
 }

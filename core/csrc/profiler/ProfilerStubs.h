@@ -26,7 +26,15 @@ class DeviceMark {
 class ProfilerStubs {
  public:
   virtual ~ProfilerStubs() = default;
+  // The mark starting an op's interval.
   virtual std::shared_ptr<DeviceMark> mark(const c10::Stream& stream) = 0;
+  // The mark ending the interval `start` began. A backend that converts
+  // device time through a reference it renews now and then must convert both
+  // ends through the same one, or a short interval can end before it starts.
+  virtual std::shared_ptr<DeviceMark> end_mark(const c10::Stream& stream, const DeviceMark& start) {
+    (void)start;
+    return mark(stream);
+  }
   // User ranges (record_function), e.g. for the vendor's own timeline tool.
   virtual void range_push(const std::string& name) { (void)name; }
   virtual void range_pop() {}

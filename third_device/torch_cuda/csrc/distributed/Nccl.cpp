@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <thread>
 #include <utility>
 
@@ -114,6 +115,45 @@ void check_call(const NcclApi& a, ncclResult_t r, ncclComm_t comm, const char* c
   }
 }
 
+// Keeps an NCCL group balanced on every path. An exception between
+// ncclGroupStart and ncclGroupEnd would leave the calling thread's group
+// open, and NCCL would then defer every later call on this thread to a group
+// end that never comes.
+class GroupGuard {
+ public:
+  GroupGuard(const NcclApi& a, ncclComm_t comm) : a_(a), comm_(comm) {
+    check_call(a_, a_.group_start(), comm_, "ncclGroupStart");
+  }
+  GroupGuard(const GroupGuard&) = delete;
+  GroupGuard& operator=(const GroupGuard&) = delete;
+  // Ends the group and reports its error.
+  void end() {
+    open_ = false;
+    check_call(a_, a_.group_end(), comm_, "ncclGroupEnd");
+  }
+  // Unwinding: close the group; the error being thrown already says what failed.
+  ~GroupGuard() {
+    if (open_) {
+      a_.group_end();
+    }
+  }
+
+ private:
+  const NcclApi& a_;
+  ncclComm_t comm_;
+  bool open_ = true;
+};
+
+// ncclCommAbort's own failure, appended to the reason the communicator died
+// (the communicator is gone either way; its resources may have leaked).
+std::string abort_comm(const NcclApi& a, ncclComm_t comm) {
+  const ncclResult_t r = a.abort(comm);
+  if (r == ncclSuccess) {
+    return "";
+  }
+  return "; ncclCommAbort also failed: " + describe(a, r, nullptr);
+}
+
 Clock::time_point deadline_after(double seconds) {
   return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
@@ -199,9 +239,12 @@ std::shared_ptr<NcclCommunicator> NcclCommunicator::create(const std::string& un
   const ncclResult_t r = a.init_rank_config(&comm, world_size, id, rank, &config);
   c->comm_ = comm;
   if (r != ncclSuccess && r != ncclInProgress) {
-    c->abort("initialisation failed");
-    throw NcclError("nccl: ncclCommInitRankConfig (rank " + std::to_string(rank) + " of " +
-                    std::to_string(world_size) + ", cuda:" + std::to_string(device) + ") failed: " + describe(a, r, comm));
+    // Describe first: ncclGetLastError needs the communicator abort() destroys.
+    const std::string message = "nccl: ncclCommInitRankConfig (rank " + std::to_string(rank) + " of " +
+                                std::to_string(world_size) + ", cuda:" + std::to_string(device) +
+                                ") failed: " + describe(a, r, comm);
+    c->abort(message);
+    throw NcclError(message + c->failure_suffix());
   }
   try {
     wait_ready(a, comm, deadline_after(timeout_s),
@@ -253,7 +296,7 @@ std::shared_ptr<NcclWork> NcclCommunicator::launch(NcclWork::Kind kind, const st
   TORCH_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   TORCH_CUDA_CHECK(cudaEventRecord(ready, user));
   const cudaError_t waited = cudaStreamWaitEvent(stream, ready, 0);
-  cudaEventDestroy(ready);  // released once the wait is queued
+  ignore_error(cudaEventDestroy(ready));  // released once the wait is queued
   check(waited, "cudaStreamWaitEvent");
   try {
     switch (kind) {
@@ -268,21 +311,26 @@ std::shared_ptr<NcclWork> NcclCommunicator::launch(NcclWork::Kind kind, const st
       case NcclWork::Kind::AllGather:
         // Separate output tensors: one broadcast per rank, fused in a group
         // (NCCL's all_gather wants one contiguous receive buffer).
-        check_call(a, a.group_start(), comm, "ncclGroupStart");
-        for (int r = 0; r < world_size_; ++r) {
-          const void* send = r == rank_ ? t[0].data_ptr() : nullptr;
-          check_call(a, a.broadcast(send, t[1 + r].data_ptr(), count, dtype, r, comm, stream), comm, "ncclBroadcast");
+        {
+          GroupGuard group(a, comm);
+          for (int r = 0; r < world_size_; ++r) {
+            const void* send = r == rank_ ? t[0].data_ptr() : nullptr;
+            check_call(a, a.broadcast(send, t[1 + r].data_ptr(), count, dtype, r, comm, stream), comm,
+                       "ncclBroadcast");
+          }
+          group.end();
         }
-        check_call(a, a.group_end(), comm, "ncclGroupEnd");
         break;
       case NcclWork::Kind::ReduceScatter:
         // Separate input tensors: rank r's output is a reduce rooted at r.
-        check_call(a, a.group_start(), comm, "ncclGroupStart");
-        for (int r = 0; r < world_size_; ++r) {
-          check_call(a, a.reduce(t[1 + r].data_ptr(), t[0].data_ptr(), count, dtype, red, r, comm, stream), comm,
-                     "ncclReduce");
+        {
+          GroupGuard group(a, comm);
+          for (int r = 0; r < world_size_; ++r) {
+            check_call(a, a.reduce(t[1 + r].data_ptr(), t[0].data_ptr(), count, dtype, red, r, comm, stream), comm,
+                       "ncclReduce");
+          }
+          group.end();
         }
-        check_call(a, a.group_end(), comm, "ncclGroupEnd");
         break;
     }
     // Non-blocking communicators may still be queueing the calls.
@@ -320,6 +368,7 @@ void NcclCommunicator::wait(NcclWork& work, double timeout_s) {
     if (status == cudaSuccess) {
       break;
     }
+    ignore_error(status);  // not-ready included: leave no last error behind
     if (status != cudaErrorNotReady) {
       cudaGetLastError();
       failure = "the collective's stream failed: " + torch_cuda::describe(status);
@@ -362,9 +411,18 @@ void NcclCommunicator::abort(const std::string& why) {
     failed_ = why;
   }
   if (comm_ != nullptr) {
-    api().abort(static_cast<ncclComm_t>(comm_));  // also ends its kernels
+    const std::string failed = abort_comm(api(), static_cast<ncclComm_t>(comm_));  // also ends its kernels
     comm_ = nullptr;
+    if (!failed.empty()) {
+      abort_failure_ = failed;
+      std::fprintf(stderr, "torch_cuda: nccl: %s%s\n", why.c_str(), failed.c_str());
+    }
   }
+}
+
+std::string NcclCommunicator::failure_suffix() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return abort_failure_;
 }
 
 void NcclCommunicator::close() {
@@ -387,7 +445,8 @@ void NcclCommunicator::close() {
       failed_ = error.what();
     }
   }
-  a.abort(comm);
+  abort_failure_ = abort_comm(a, comm);
+  failed_ += abort_failure_;
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -396,7 +455,7 @@ NcclCommunicator::~NcclCommunicator() {
   } catch (...) {
   }
   if (stream_ != nullptr) {
-    cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+    ignore_error(cudaStreamDestroy(static_cast<cudaStream_t>(stream_)));
   }
 }
 
@@ -409,7 +468,7 @@ void NcclWork::cancel() {
 
 NcclWork::~NcclWork() {
   if (done_ != nullptr) {
-    cudaEventDestroy(static_cast<cudaEvent_t>(done_));
+    ignore_error(cudaEventDestroy(static_cast<cudaEvent_t>(done_)));
   }
 }
 
@@ -436,6 +495,7 @@ std::shared_ptr<NcclWork> NcclCommunicator::launch(NcclWork::Kind, const std::ve
   unavailable();
 }
 void NcclCommunicator::abort(const std::string&) {}
+std::string NcclCommunicator::failure_suffix() { return ""; }
 void NcclCommunicator::close() {}
 NcclCommunicator::~NcclCommunicator() = default;
 void NcclCommunicator::wait(NcclWork&, double) { unavailable(); }

@@ -100,6 +100,8 @@ class NcclCommunicator : public std::enable_shared_from_this<NcclCommunicator> {
   NcclCommunicator() = default;
   void wait(NcclWork& work, double timeout_s);
   void throw_if_failed();
+  // "; ncclCommAbort also failed: ..." when the last abort failed, else empty.
+  std::string failure_suffix();
 
   std::mutex mutex_;
   void* comm_ = nullptr;    // ncclComm_t
@@ -108,6 +110,7 @@ class NcclCommunicator : public std::enable_shared_from_this<NcclCommunicator> {
   int rank_ = 0;
   int world_size_ = 0;
   std::string failed_;  // why the communicator is unusable, if it is
+  std::string abort_failure_;
 };
 
 }  // namespace torch_cuda::distributed

@@ -18,4 +18,10 @@ void check(cudaError_t code, const char* call) {
   }
 }
 
+void ignore_error(cudaError_t code) noexcept {
+  if (code != cudaSuccess) {
+    cudaGetLastError();
+  }
+}
+
 }  // namespace torch_cuda

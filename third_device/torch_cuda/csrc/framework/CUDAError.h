@@ -25,6 +25,11 @@ std::string describe(cudaError_t code);
 // Throws CudaError naming `call` when `code` is not cudaSuccess.
 void check(cudaError_t code, const char* call);
 
+// For calls whose failure is deliberately ignored (cleanup on a best-effort
+// path): clears the per-thread last error such a failure sets, so the next
+// launch check does not blame an unrelated kernel for it.
+void ignore_error(cudaError_t code) noexcept;
+
 }  // namespace torch_cuda
 
 #define TORCH_CUDA_CHECK(expr) ::torch_cuda::check((expr), #expr)

@@ -114,10 +114,13 @@ bool CudaHooks::copy_between_devices(void* dst, const c10::Device& dst_device, c
   // Stream-ordered on both sides, without blocking the host: the copy runs on
   // the destination's current stream (where `dst` was allocated and where
   // its next readers run) after the source's current stream has produced
-  // `src`; the source stream then waits for the copy, so the caching
-  // allocator cannot hand `src`'s block to later work on that stream while
-  // the copy still reads it. The runtime stages through the host when the
-  // devices have no peer access.
+  // `src`; the source stream then waits for the copy, so later writes to
+  // `src` queued there cannot overtake it. Reuse of `src`'s block after a
+  // free is a separate matter, whatever stream it was allocated on: core
+  // records the destination stream on `src` before calling here
+  // (Tensor::record_stream), and the caching allocator defers the free until
+  // the copy has run. The runtime stages through the host when the devices
+  // have no peer access.
   const cudaStream_t src_stream = native_stream(c10::current_stream(src_device));
   const cudaStream_t dst_stream = native_stream(c10::current_stream(dst_device));
   cudaEvent_t produced = nullptr;
@@ -140,8 +143,8 @@ bool CudaHooks::copy_between_devices(void* dst, const c10::Device& dst_device, c
     TORCH_CUDA_CHECK(cudaStreamWaitEvent(src_stream, copied, 0));
   }
   // Destroying a recorded event is legal: the runtime releases it once it completes.
-  cudaEventDestroy(produced);
-  cudaEventDestroy(copied);
+  ignore_error(cudaEventDestroy(produced));
+  ignore_error(cudaEventDestroy(copied));
   return true;
 }
 
@@ -194,7 +197,7 @@ void CudaHooks::destroy_event(c10::EventId event, c10::DeviceIndex) {
     native = it->second;
     events_.erase(it);
   }
-  cudaEventDestroy(native);
+  ignore_error(cudaEventDestroy(native));
 }
 
 void CudaHooks::record_event(c10::EventId event, const c10::Stream& stream) {
@@ -243,6 +246,12 @@ CudaHooks& cuda_hooks() {
 int runtime_version() {
   int version = 0;
   TORCH_CUDA_CHECK(cudaRuntimeGetVersion(&version));
+  return version;
+}
+
+int driver_version() {
+  int version = 0;
+  TORCH_CUDA_CHECK(cudaDriverGetVersion(&version));  // 0 when no driver is installed
   return version;
 }
 

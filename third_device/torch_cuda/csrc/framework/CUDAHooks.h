@@ -79,5 +79,7 @@ CudaHooks& cuda_hooks();
 
 // The CUDA runtime library version linked in, e.g. 13000 for 13.0.
 int runtime_version();
+// The newest CUDA runtime the installed driver supports (0 without a driver).
+int driver_version();
 
 }  // namespace torch_cuda

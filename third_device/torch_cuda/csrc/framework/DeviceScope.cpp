@@ -16,7 +16,9 @@ DeviceScope::DeviceScope(c10::DeviceIndex index) {
 
 DeviceScope::~DeviceScope() {
   if (changed_) {
-    cudaSetDevice(previous_);  // cannot fail for a device that was current before
+    // Cannot fail for a device that was current before, short of a sticky
+    // device error, which the next checked call reports anyway.
+    ignore_error(cudaSetDevice(previous_));
   }
 }
 

@@ -12,10 +12,10 @@ HostStaging::~HostStaging() {
   // the driver may already be shutting down, so errors are ignored.
   for (int i = 0; i < 2; ++i) {
     if (done_[i] != nullptr) {
-      cudaEventDestroy(done_[i]);
+      ignore_error(cudaEventDestroy(done_[i]));
     }
     if (buffers_[i] != nullptr) {
-      cudaFreeHost(buffers_[i]);
+      ignore_error(cudaFreeHost(buffers_[i]));
     }
   }
 }

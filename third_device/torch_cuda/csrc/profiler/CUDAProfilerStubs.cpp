@@ -45,11 +45,11 @@ class Anchor {
         std::swap(event_, attempt);
       }
     }
-    cudaEventDestroy(attempt);
-    cudaStreamDestroy(stream);
+    ignore_error(cudaEventDestroy(attempt));
+    ignore_error(cudaStreamDestroy(stream));
     created_ns_ = host_now_ns();
   }
-  ~Anchor() { cudaEventDestroy(event_); }
+  ~Anchor() { ignore_error(cudaEventDestroy(event_)); }
   Anchor(const Anchor&) = delete;
   Anchor& operator=(const Anchor&) = delete;
 
@@ -70,7 +70,7 @@ class Anchor {
 class CudaMark final : public torch_core::profiler::DeviceMark {
  public:
   CudaMark(std::shared_ptr<const Anchor> anchor, cudaEvent_t event) : anchor_(std::move(anchor)), event_(event) {}
-  ~CudaMark() override { cudaEventDestroy(event_); }
+  ~CudaMark() override { ignore_error(cudaEventDestroy(event_)); }
   CudaMark(const CudaMark&) = delete;
   CudaMark& operator=(const CudaMark&) = delete;
 
@@ -78,6 +78,7 @@ class CudaMark final : public torch_core::profiler::DeviceMark {
     TORCH_CUDA_CHECK(cudaEventSynchronize(event_));
     return anchor_->host_time_of(event_);
   }
+  const std::shared_ptr<const Anchor>& anchor() const { return anchor_; }
 
  private:
   std::shared_ptr<const Anchor> anchor_;  // alive as long as a mark refers to it
@@ -86,9 +87,23 @@ class CudaMark final : public torch_core::profiler::DeviceMark {
 
 class CudaProfilerStubs final : public torch_core::profiler::ProfilerStubs {
  public:
+  // A start mark may renew the device's anchor; its end mark reuses the
+  // start's anchor, so both ends of an interval share one clock conversion.
   std::shared_ptr<torch_core::profiler::DeviceMark> mark(const c10::Stream& stream) override {
+    return record(stream, anchor_for(stream.device.index()));
+  }
+  std::shared_ptr<torch_core::profiler::DeviceMark> end_mark(const c10::Stream& stream,
+                                                             const torch_core::profiler::DeviceMark& start) override {
+    const auto* cuda_start = dynamic_cast<const CudaMark*>(&start);
+    if (cuda_start == nullptr) {
+      return mark(stream);
+    }
+    return record(stream, cuda_start->anchor());
+  }
+
+  std::shared_ptr<torch_core::profiler::DeviceMark> record(const c10::Stream& stream,
+                                                           std::shared_ptr<const Anchor> anchor) {
     const c10::DeviceIndex device = stream.device.index();
-    std::shared_ptr<const Anchor> anchor = anchor_for(device);
     const DeviceScope scope(device);
     cudaEvent_t event = nullptr;
     TORCH_CUDA_CHECK(cudaEventCreate(&event));

@@ -54,6 +54,8 @@ PYBIND11_MODULE(_CUDAC, m) {
   m.def("_synchronize", [](int index) { hooks().synchronize(static_cast<c10::DeviceIndex>(index)); });
   m.def("_runtime_version", &torch_cuda::runtime_version,
         "Version of the CUDA runtime linked in (e.g. 13000).");
+  m.def("_driver_version", &torch_cuda::driver_version,
+        "Newest CUDA runtime version the driver supports (e.g. 13000); 0 without a driver.");
 
   py::class_<torch_cuda::DeviceProperties>(m, "_DeviceProperties")
       .def_readonly("name", &torch_cuda::DeviceProperties::name)

@@ -49,3 +49,8 @@ def device(index: int | str | torch_core.Device) -> torch_core.DeviceGuard:
 def runtime_version() -> int:
     """CUDA runtime version linked into _CUDAC, e.g. 13000 for 13.0 (needs no GPU)."""
     return int(_CUDAC._runtime_version())
+
+
+def driver_version() -> int:
+    """Newest CUDA runtime the installed driver supports, e.g. 12080; 0 without a driver."""
+    return int(_CUDAC._driver_version())

@@ -14,10 +14,11 @@ void register_emu_kernels(c10::DeviceTypeId emu) {
   };
   auto launch = [](const at::KernelCall& call, auto body) {
     EmuDriver& driver = EmuDriver::instance();
-    // The queued closure holds the call, and with it every operand's storage,
-    // until the kernel has run.
-    driver.stream(call.stream.device.index(), call.stream.id).enqueue([call, body, &driver] {
-      body(call, [&driver](const at::Tensor& t) { return driver.translate(t.data_ptr()); });
+    // Like a real device's launcher, the queued kernel does not own its
+    // operands: the caller may drop them as soon as this returns, and core's
+    // stream-aware frees keep their blocks from reuse until the kernel ran.
+    driver.stream(call.stream.device.index(), call.stream.id).enqueue([queued = at::borrowed(call), body, &driver] {
+      body(queued, [&driver](const at::Tensor& t) { return driver.translate(t.data_ptr()); });
     });
   };
   at::native::register_core_kernels(reg, launch);

@@ -83,6 +83,18 @@ void* EmuDriver::malloc(int index, size_t bytes) {
 void EmuDriver::free(int index, void* ptr) {
   Device& d = device(index);
   const uint64_t offset = reinterpret_cast<uint64_t>(ptr) & kOffsetMask;
+  // As cudaFree does: queued kernels no longer hold their operands, so memory
+  // goes back to the heap only once the device's streams have drained.
+  std::vector<EmuStream*> streams;
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    for (auto& [id, s] : d.streams) {
+      streams.push_back(s.get());
+    }
+  }
+  for (EmuStream* s : streams) {
+    s->wait_idle();
+  }
   std::lock_guard<std::mutex> lock(d.mutex);
   const auto it = d.heap.find(offset);
   if (it == d.heap.end()) {

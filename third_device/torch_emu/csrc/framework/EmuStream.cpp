@@ -45,6 +45,11 @@ void EmuStream::synchronize() {
   }
 }
 
+void EmuStream::wait_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  drained_.wait(lock, [this] { return queue_.empty() && !running_; });
+}
+
 void EmuStream::run() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {

@@ -30,6 +30,9 @@ class EmuStream {
   // Waits until idle; throws std::runtime_error with the first error since
   // the last synchronize, if any.
   void synchronize();
+  // Waits until idle without taking the stream's pending error (the next
+  // synchronize still reports it).
+  void wait_idle();
 
  private:
   void run();

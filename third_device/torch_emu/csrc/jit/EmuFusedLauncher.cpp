@@ -12,9 +12,8 @@ void register_emu_fused_launcher(c10::DeviceTypeId emu) {
       emu, [](torch_core::jit::FusedFunction fn, const at::KernelCall& call) {
         EmuDriver& driver = EmuDriver::instance();
         // One queued task per launch: the whole fused graph is one kernel on
-        // the stream. The closure holds the call, and with it every operand's
-        // storage, until the kernel has run.
-        driver.stream(call.stream.device.index(), call.stream.id).enqueue([fn, call, &driver] {
+        // the stream. Operands are borrowed, as by the op launcher.
+        driver.stream(call.stream.device.index(), call.stream.id).enqueue([fn, call = at::borrowed(call), &driver] {
           std::vector<const void*> inputs;
           inputs.reserve(call.inputs.size());
           for (const at::Tensor& t : call.inputs) {

@@ -204,10 +204,11 @@ void reduce(const at::KernelCall& c, R reducer, cudaStream_t stream) {
   }
   const int64_t chunk = (size + splits - 1) / splits;
   splits = (size + chunk - 1) / chunk;  // no empty last split
-  // Partial results in A, from core's caching allocator on this device's
-  // current stream (the call's): freed when `partial` goes out of scope and
-  // reused only by later work on the same stream, after this kernel.
-  at::Tensor partial = at::Tensor::empty({outer, splits, inner}, scalar_type_of<A>(), c.out.device());
+  // Partial results in A, from core's caching allocator on the call's stream
+  // (not the thread's current one, which a caller may have changed): freed
+  // when `partial` goes out of scope and reused only by later work on that
+  // stream, after these kernels.
+  at::Tensor partial = at::Tensor::empty({outer, splits, inner}, scalar_type_of<A>(), c.stream);
   A* mid = static_cast<A*>(partial.data_ptr());
   g.grid.z = static_cast<unsigned>(splits);
   reduce_kernel<I, A, A><<<g.grid, g.block, shared, stream>>>(in, mid, outer, size, inner, chunk, reducer);
