@@ -19,6 +19,7 @@ FAMILIES: tuple[str, ...] = (
     "torchsplit.scan.cli",
     "torchsplit.audit.cli",
     "torchsplit.cache.cli",
+    "torchsplit.backend.cli",
 )
 
 
