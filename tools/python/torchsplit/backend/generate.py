@@ -74,6 +74,8 @@ def format_backend(root: Path, target: Path) -> list[str]:
         args = [tool, "-mode=fix", *([f"-config={config}"] if config.exists() else []), *starlark]
         _run(args, root, "buildifier")
         ran.append(f"buildifier ({len(starlark)} files)")
+    elif starlark:
+        ran.append("buildifier not found (run tools/dev bootstrap): Starlark left as copied")
     python = [str(p) for p in sorted(target.rglob("*.py"))]
     if python:
         ruff = [sys.executable, "-m", "ruff"]
