@@ -35,6 +35,9 @@ def _run(checkout: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
 def checkout(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("new-backend") / "checkout"
     copy_checkout(REPO, root)
+    # A checkout where someone already ran the command (e.g. the README's example)
+    # holds an untracked torch_acme: the test makes its own.
+    shutil.rmtree(root / "third_device" / "torch_acme", ignore_errors=True)
     if (REPO / "user.bazelrc").exists():  # the shared disk cache, like the real checkout
         shutil.copy2(REPO / "user.bazelrc", root / "user.bazelrc")
     snapshot(root)
