@@ -17,7 +17,12 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
-PACKAGE_ROOTS = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
+# Core and every backend package under third_device/ (found, not listed: a new
+# backend needs no edit here).
+PACKAGE_ROOTS = [
+    "core",
+    *sorted(str(path.relative_to(REPO)) for path in REPO.glob("third_device/*") if path.is_dir()),
+]
 
 # Test-only extensions (tests/backends/_fake_device.so): in bazel-bin for a
 # source checkout, beside this file in Bazel's runfiles.

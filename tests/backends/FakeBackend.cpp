@@ -7,11 +7,14 @@
 #include <cstring>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "aten/Dispatcher.h"
 #include "aten/native/Kernels.h"
 #include "c10/core/CpuHooks.h"
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/RegistrationSite.h"
+#include "csrc/profiler/ProfilerStubs.h"
 
 namespace {
 
@@ -54,6 +57,7 @@ class FakeHooks final : public c10::DeviceHooks {
 
 PYBIND11_MODULE(_fake_device, m) {
   static const c10::DeviceTypeId fake = [] {
+    c10::RegistrationSite site("_fake_device");
     const auto id = c10::DeviceRegistry::instance().register_device_type("fake", std::make_unique<FakeHooks>());
     auto host = [](const at::Tensor& t) { return static_cast<char*>(t.data_ptr()); };
     auto& dispatcher = at::Dispatcher::instance();
@@ -65,4 +69,21 @@ PYBIND11_MODULE(_fake_device, m) {
     return id;
   }();
   m.attr("device_type_id") = fake;
+
+  // Registration as another backend would do it, for the registry-guard tests.
+  m.def("_register_device_type_as", [](const std::string& owner, const std::string& name) {
+    c10::RegistrationSite site(owner);
+    return c10::DeviceRegistry::instance().register_device_type(name, std::make_unique<FakeHooks>());
+  });
+  m.def("_register_profiler_stubs_as", [](const std::string& owner, const std::string& device_type) {
+    c10::RegistrationSite site(owner);
+    struct NoStubs final : torch_core::profiler::ProfilerStubs {
+      std::shared_ptr<torch_core::profiler::DeviceMark> mark(const c10::Stream&) override { return nullptr; }
+    };
+    torch_core::profiler::register_profiler_stubs(c10::DeviceRegistry::instance().find(device_type),
+                                                  std::make_unique<NoStubs>());
+  });
+  m.def("_device_type_owner", [](const std::string& name) {
+    return c10::DeviceRegistry::instance().owner(c10::DeviceRegistry::instance().find(name));
+  });
 }

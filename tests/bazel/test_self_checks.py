@@ -61,14 +61,21 @@ def test_reorg_check_agrees_with_build_files() -> None:
 
 
 def test_reorg_check_catches_a_source_listed_for_the_wrong_target(tmp_path: Path) -> None:
-    text = (REPO / "build_variables.bzl").read_text()
+    # The backend's lists live in its own build_variables.bzl, read through [inputs].
+    text = (REPO / "third_device" / "torch_cuda" / "build_variables.bzl").read_text()
     moved = '    "third_device/torch_cuda/csrc/framework/CUDAHooks.cpp",\n'
     assert moved in text
     text = text.replace(moved, "").replace(
         "torch_cuda_jit_sources = [\n", "torch_cuda_jit_sources = [\n" + moved
     )
+    (tmp_path / "build_variables.bzl").write_text((REPO / "build_variables.bzl").read_text())
+    for backend in ("torch_cuda", "torch_emu"):
+        (tmp_path / "third_device" / backend).mkdir(parents=True)
+    (tmp_path / "third_device" / "torch_cuda" / "build_variables.bzl").write_text(text)
+    (tmp_path / "third_device" / "torch_emu" / "build_variables.bzl").write_text(
+        (REPO / "third_device" / "torch_emu" / "build_variables.bzl").read_text()
+    )
     drifted = tmp_path / "build_variables.bzl"
-    drifted.write_text(text)
     proc = torchsplit(
         "reorg", "check", "--build-variables", str(drifted), "--rules", str(SELF_RULES),
         "--bazel", str(REPO / "tools" / "bazel"), "--workspace", str(REPO),

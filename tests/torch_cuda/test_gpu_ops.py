@@ -2,7 +2,7 @@
 edges of matmul, every copy conversion, transfers larger than a staging chunk.
 
 The op suite itself (every op, dtype and broadcast against NumPy) is
-tests/core/test_ops.py, whose DEVICES include "cuda:0" when torch_cuda is built.
+tests/conformance/test_ops.py, which runs on cuda wherever a GPU is present.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""emu streams are really asynchronous and ordered; events order streams.
+"""What is emu's own about its streams: the _sleep kernel, per-thread current device.
 
-Ordering is checked with gates (a queued kernel that waits until the host
-opens it), never with timing.
+Stream and event ordering for every backend is in tests/conformance/test_streams.py.
 """
 
 from __future__ import annotations
@@ -13,19 +12,6 @@ import numpy as np
 import torch_core as tc
 import torch_emu
 from torch_emu import _EMUC
-
-
-def test_queued_work_does_not_block_the_host_until_synchronize() -> None:
-    s = torch_emu.Stream(0)
-    gate = _EMUC._block_stream(0, s.id)
-    with tc.stream(s):
-        out = tc.ones(1000, device="emu:0") * 3  # queued behind the gate
-    assert s.query() is False  # the host got here while the stream is blocked
-    gate.open()
-    s.synchronize()
-    assert s.query() is True
-    with tc.stream(s):
-        assert float(out.sum().numpy()) == 3000.0
 
 
 def test_numpy_waits_for_the_work_it_reads() -> None:
@@ -44,34 +30,6 @@ def test_sleep_kernel_returns_to_the_host_at_once() -> None:
     s.synchronize()
     assert busy is False
     assert queued < 0.3  # sanity only: the real assertion is query() above
-
-
-def _producer_consumer(use_event: bool) -> np.ndarray:
-    """Stream A writes x (held behind a gate); stream B reads x into y."""
-    x = tc.zeros(8, device="emu:0")
-    torch_emu.synchronize(0)
-    a, b = torch_emu.Stream(0), torch_emu.Stream(0)
-    gate = _EMUC._block_stream(0, a.id)
-    with tc.stream(a):
-        x.fill_(7.0)
-    if use_event:
-        b.wait_event(a.record_event())
-    with tc.stream(b):
-        y = x + 0
-    if not use_event:
-        b.synchronize()  # B ran while A was still held: it saw the old x
-    gate.open()
-    torch_emu.synchronize(0)
-    with tc.stream(b):
-        return y.numpy()
-
-
-def test_event_orders_two_streams() -> None:
-    np.testing.assert_array_equal(_producer_consumer(use_event=True), np.full(8, 7.0, np.float32))
-
-
-def test_without_the_event_the_reader_runs_first() -> None:
-    np.testing.assert_array_equal(_producer_consumer(use_event=False), np.zeros(8, np.float32))
 
 
 def test_event_query_synchronize_and_elapsed_time() -> None:

@@ -12,17 +12,26 @@ Every backend (torch_cuda, torch_emu, a vendor's) declares, in its own package:
   :<extension>  alias of :pybinding (e.g. :_CUDAC)
   :<backend>    py_library of the Python package, with the extension as data
 
-Sources come from build_variables.bzl (backend_sources()); C++ lives under
-csrc/<module>/ and is included as "<backend>/csrc/<module>/X.h".
+  :conformance_test  tests/conformance/ run on this backend's device type
+
+Sources come from the backend's own build_variables.bzl (its
+backend_sources()); C++ lives under csrc/<module>/ and is included as
+"<backend>/csrc/<module>/X.h". Nothing outside third_device/<backend>/ names
+a backend: adding one edits no shared file.
 """
 
 load("@pybind11_bazel//:build_defs.bzl", "pybind_extension")
 load("@rules_cc//cc:defs.bzl", "cc_library")
 load("@rules_python//python:defs.bzl", "py_library")
-load("//:build_variables.bzl", "BACKEND_MODULES")
+load("//tests:conformance.bzl", "conformance_labels")
+load("//tools/build_defs:pytest.bzl", "pytest_test")
 load("//tools/build_defs:sources.bzl", "package_sources")
 load("//tools/layering:graph.bzl", "layer_graph_test")
 load("//tools/layering:rules.bzl", "backend_visibility")
+
+# The standard modules of a device backend, in dependency order. Each backend
+# package declares one target per module, from its build_variables.bzl.
+BACKEND_MODULES = ["framework", "aten", "jit", "distributed", "profiler", "pybinding"]
 
 # Which standard modules each module builds on (framework is the base).
 _MODULE_DEPS = {
@@ -54,7 +63,8 @@ def device_backend(
     Args:
       name: the backend, also its directory under third_device/ and its Python package.
       extension: the Python extension's module name, e.g. "_CUDAC".
-      sources: dict module -> repository-relative sources (build_variables.bzl's backend_sources()).
+      sources: dict module -> repository-relative sources (the backend's
+        build_variables.bzl's backend_sources()).
       kernel_library: macro that compiles device sources (.cu), e.g. cuda_library;
         None for a backend whose kernels are plain C++.
       target_compatible_with: applied to every target (e.g. requires_cuda()).
@@ -137,6 +147,7 @@ def device_backend(
         deps = ["//core:torch_core"],
         **common
     )
+    _conformance_test(name, target_compatible_with)
 
     # Every select() branch of the targets above, and no public target in
     # the package (tools/layering/graph.bzl). Targets a backend's BUILD file
@@ -145,4 +156,22 @@ def device_backend(
         name = "layering_graph_test",
         layer = "backend",
         backend = name,
+    )
+
+def _conformance_test(name, target_compatible_with):
+    """:conformance_test: core's conformance suite (//tests:conformance) on this backend.
+
+    The suite finds the backend through TORCHSPLIT_CONFORMANCE_BACKENDS and
+    its test adapter (<package>.testing.ADAPTER, else core's defaults).
+    """
+    pytest_test(
+        name = "conformance_test",
+        size = "medium",
+        srcs = conformance_labels(),
+        env = {"TORCHSPLIT_CONFORMANCE_BACKENDS": name},
+        target_compatible_with = target_compatible_with,
+        deps = [
+            ":" + name,
+            "//core:torch_core",
+        ],
     )

@@ -1,6 +1,7 @@
 #include "c10/core/DeviceRegistry.h"
 
 #include "c10/core/CpuHooks.h"
+#include "c10/core/RegistrationSite.h"
 
 #include <stdexcept>
 
@@ -22,7 +23,7 @@ bool is_identifier(const std::string& name) {
 }  // namespace
 
 DeviceRegistry::DeviceRegistry() {
-  entries_.push_back(Entry{"cpu", std::make_unique<CpuHooks>()});
+  entries_.push_back(Entry{"cpu", std::make_unique<CpuHooks>(), "torch_core"});
 }
 
 DeviceRegistry& DeviceRegistry::instance() {
@@ -44,10 +45,10 @@ DeviceTypeId DeviceRegistry::register_device_type(std::string name,
   std::lock_guard<std::mutex> lock(mutex_);
   for (const auto& entry : entries_) {
     if (entry.name == name) {
-      throw std::invalid_argument("device type '" + name + "' is already registered");
+      throw std::invalid_argument(RegistrationSite::collision("device type", name, entry.owner));
     }
   }
-  entries_.push_back(Entry{std::move(name), std::move(hooks)});
+  entries_.push_back(Entry{std::move(name), std::move(hooks), RegistrationSite::current()});
   return static_cast<DeviceTypeId>(entries_.size() - 1);
 }
 
@@ -74,6 +75,8 @@ const DeviceRegistry::Entry& DeviceRegistry::entry(DeviceTypeId type) const {
 const std::string& DeviceRegistry::name(DeviceTypeId type) const { return entry(type).name; }
 
 DeviceHooks& DeviceRegistry::hooks(DeviceTypeId type) const { return *entry(type).hooks; }
+
+const std::string& DeviceRegistry::owner(DeviceTypeId type) const { return entry(type).owner; }
 
 std::vector<std::string> DeviceRegistry::names() const {
   std::lock_guard<std::mutex> lock(mutex_);

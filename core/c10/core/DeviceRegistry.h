@@ -19,7 +19,8 @@ class DeviceRegistry {
   static DeviceRegistry& instance();
 
   // Registers a device type and returns its id. Throws std::invalid_argument
-  // if the name is taken or not a lowercase identifier.
+  // if the name is taken (naming the holder and the RegistrationSite's owner)
+  // or not a lowercase identifier.
   DeviceTypeId register_device_type(std::string name, std::unique_ptr<DeviceHooks> hooks);
 
   // Returns the id, or -1 when no backend registered that name.
@@ -28,6 +29,8 @@ class DeviceRegistry {
   const std::string& name(DeviceTypeId type) const;
   DeviceHooks& hooks(DeviceTypeId type) const;
   std::vector<std::string> names() const;
+  // The backend that registered the type (its RegistrationSite).
+  const std::string& owner(DeviceTypeId type) const;
 
   // Throws std::runtime_error naming the device and the backend's reason
   // when the device cannot be used.
@@ -39,6 +42,7 @@ class DeviceRegistry {
   struct Entry {
     std::string name;
     std::unique_ptr<DeviceHooks> hooks;
+    std::string owner;  // the RegistrationSite open when it registered
   };
 
   const Entry& entry(DeviceTypeId type) const;

@@ -2,12 +2,14 @@
 // tensors' own (host) memory.
 #include <vector>
 
+#include "c10/core/RegistrationSite.h"
 #include "csrc/jit/FusedLaunchers.h"
 
 namespace torch_core::jit {
 namespace {
 
 const bool registered = [] {
+  c10::RegistrationSite site("torch_core");
   FusedLaunchers::instance().register_launcher(c10::kCpuDeviceType, [](FusedFunction fn, const at::KernelCall& call) {
     std::vector<const void*> inputs;
     inputs.reserve(call.inputs.size());

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/RegistrationSite.h"
 
 namespace torch_core::jit {
 
@@ -15,10 +16,12 @@ FusedLaunchers& FusedLaunchers::instance() {
 
 void FusedLaunchers::register_launcher(c10::DeviceTypeId type, FusedLauncher launcher) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!launchers_.emplace(type, std::move(launcher)).second) {
-    throw std::invalid_argument("device type '" + c10::DeviceRegistry::instance().name(type) +
-                                "' already has a fused-kernel launcher");
+  if (launchers_.count(type) != 0) {
+    throw std::invalid_argument(c10::RegistrationSite::collision(
+        "fused-kernel launcher for device type", c10::DeviceRegistry::instance().name(type), owners_[type]));
   }
+  launchers_.emplace(type, std::move(launcher));
+  owners_.emplace(type, c10::RegistrationSite::current());
 }
 
 bool FusedLaunchers::has_launcher(c10::DeviceTypeId type) const {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "aten/KernelCall.h"
 #include "c10/core/Device.h"
@@ -35,6 +36,7 @@ class FusedLaunchers {
 
   mutable std::mutex mutex_;
   std::map<c10::DeviceTypeId, FusedLauncher> launchers_;  // nodes are stable, never erased
+  std::map<c10::DeviceTypeId, std::string> owners_;  // RegistrationSite of each launcher
 };
 
 }  // namespace torch_core::jit

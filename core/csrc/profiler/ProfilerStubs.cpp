@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/RegistrationSite.h"
 
 namespace torch_core::profiler {
 namespace {
@@ -13,6 +14,7 @@ namespace {
 struct Registry {
   std::mutex mutex;
   std::map<c10::DeviceTypeId, std::unique_ptr<ProfilerStubs>> stubs;
+  std::map<c10::DeviceTypeId, std::string> owners;
 };
 
 Registry& registry() {
@@ -25,10 +27,12 @@ Registry& registry() {
 void register_profiler_stubs(c10::DeviceTypeId type, std::unique_ptr<ProfilerStubs> stubs) {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
-  if (!r.stubs.emplace(type, std::move(stubs)).second) {
-    throw std::invalid_argument("profiler stubs for device type '" +
-                                c10::DeviceRegistry::instance().name(type) + "' are already registered");
+  if (r.stubs.count(type) != 0) {
+    throw std::invalid_argument(c10::RegistrationSite::collision(
+        "profiler stubs for device type", c10::DeviceRegistry::instance().name(type), r.owners[type]));
   }
+  r.stubs.emplace(type, std::move(stubs));
+  r.owners.emplace(type, c10::RegistrationSite::current());
 }
 
 ProfilerStubs* profiler_stubs(c10::DeviceTypeId type) {

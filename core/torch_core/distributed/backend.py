@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from torch_core import _C
+from torch_core._registration import Registry, calling_package
 from torch_core.distributed import ring
 from torch_core.distributed.errors import DistBackendError
 from torch_core.distributed.store import TCPStore
@@ -218,22 +219,30 @@ class BackendInfo:
     device_types: tuple[str, ...]
 
 
-_BACKENDS: dict[str, BackendInfo] = {}
+_BACKENDS: Registry[BackendInfo] = Registry("process-group backend")
 _DEFAULTS: dict[str, str] = {}
 
 
 def register_backend(
-    name: str, factory: BackendFactory, device_types: Sequence[str], *, default: bool = True
+    name: str,
+    factory: BackendFactory,
+    device_types: Sequence[str],
+    *,
+    default: bool = True,
+    owner: str | None = None,
 ) -> None:
     """Registers a process-group backend for ``device_types``.
 
     With ``default`` (the usual case) it becomes the backend that
     ``init_process_group(backend=None)`` uses for those device types, unless
-    one was registered before. Registering the same name twice replaces it.
+    one was registered before. ``owner`` (default: the caller's top-level
+    package) holds the name: the same owner registering again replaces its
+    backend, another owner gets a RegistrationError naming both.
     """
     if not name or not device_types:
         raise ValueError("register_backend needs a name and at least one device type")
-    _BACKENDS[name] = BackendInfo(name, factory, tuple(device_types))
+    info = BackendInfo(name, factory, tuple(device_types))
+    _BACKENDS.claim(name, info, owner or calling_package())
     if default:
         for device_type in device_types:
             _DEFAULTS.setdefault(device_type, name)
@@ -241,7 +250,7 @@ def register_backend(
 
 def registered_backends() -> dict[str, tuple[str, ...]]:
     """Backend name -> the device types it serves."""
-    return {name: info.device_types for name, info in sorted(_BACKENDS.items())}
+    return {name: info.device_types for name, info in _BACKENDS.items()}
 
 
 def default_backend(device_type: str) -> str:
@@ -254,16 +263,14 @@ def default_backend(device_type: str) -> str:
 
 
 def backend_info(name: str) -> BackendInfo:
-    if name not in _BACKENDS:
+    info = _BACKENDS.get(name)
+    if info is None:
         raise DistBackendError(
             f"unknown process-group backend '{name}' (registered: {_describe()}); "
             "a device plugin registers its backend when imported (e.g. import torch_emu for 'eccl')"
         )
-    return _BACKENDS[name]
+    return info
 
 
 def _describe() -> str:
-    return (
-        ", ".join(f"{n} ({'/'.join(i.device_types)})" for n, i in sorted(_BACKENDS.items()))
-        or "none"
-    )
+    return ", ".join(f"{n} ({'/'.join(i.device_types)})" for n, i in _BACKENDS.items()) or "none"

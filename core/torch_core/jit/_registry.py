@@ -7,11 +7,11 @@ FusedKernel, or returns None to let the call run eagerly (e.g. no compiler).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Protocol
 
 from torch_core import _C
+from torch_core._registration import Registry, calling_package
 from torch_core.jit._ir import Graph
 
 Tensor = _C.Tensor
@@ -33,33 +33,17 @@ class Fuser(Protocol):
         ...
 
 
-class _FuserRegistry:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._fusers: dict[str, Fuser] = {}
-
-    def register(self, device_type: str, fuser: Fuser, replace: bool) -> None:
-        with self._lock:
-            if device_type in self._fusers and not replace:
-                existing = self._fusers[device_type]
-                raise ValueError(f"device type '{device_type}' already has a fuser ({existing!r})")
-            self._fusers[device_type] = fuser
-
-    def get(self, device_type: str) -> Fuser | None:
-        with self._lock:
-            return self._fusers.get(device_type)
-
-    def names(self) -> list[str]:
-        with self._lock:
-            return sorted(self._fusers)
+_REGISTRY: Registry[Fuser] = Registry("fuser for device type")
 
 
-_REGISTRY = _FuserRegistry()
+def register_fuser(device_type: str, fuser: Fuser, *, owner: str | None = None) -> None:
+    """Makes ``fuser`` compile fused graphs for tensors of ``device_type``.
 
-
-def register_fuser(device_type: str, fuser: Fuser, *, replace: bool = False) -> None:
-    """Makes ``fuser`` compile fused graphs for tensors of ``device_type``."""
-    _REGISTRY.register(device_type, fuser, replace)
+    ``owner`` (default: the caller's top-level package) must be the same for
+    every registration of one device type: another owner's raises
+    RegistrationError naming both.
+    """
+    _REGISTRY.claim(device_type, fuser, owner or calling_package())
 
 
 def get_fuser(device_type: str) -> Fuser | None:
@@ -69,4 +53,4 @@ def get_fuser(device_type: str) -> Fuser | None:
 
 def registered_fusers() -> list[str]:
     """Device types with a fuser."""
-    return _REGISTRY.names()
+    return [name for name, _ in _REGISTRY.items()]

@@ -20,6 +20,7 @@ FAMILIES: tuple[str, ...] = (
     "torchsplit.audit.cli",
     "torchsplit.cache.cli",
     "torchsplit.affected.cli",
+    "torchsplit.backend.cli",
 )
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/RegistrationSite.h"
 #include "csrc/profiler/ProfilerStubs.h"
 #include "torch_cuda/csrc/aten/CUDAKernels.h"
 #include "torch_cuda/csrc/aten/native/Launchers.h"
@@ -37,6 +38,7 @@ c10::DeviceHooks& hooks() {
 PYBIND11_MODULE(_CUDAC, m) {
   m.doc() = "torch_cuda's C++/CUDA runtime";
   static const c10::DeviceTypeId cuda = [] {
+    c10::RegistrationSite site("torch_cuda");
     const c10::DeviceTypeId id = torch_cuda::register_cuda_device_type();
     torch_cuda::register_cuda_kernels(id);
     torch_cuda::register_cuda_profiler(id);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "c10/core/Device.h"
+#include "c10/core/RegistrationSite.h"
 #include "torch_emu/csrc/aten/EmuKernels.h"
 #include "torch_emu/csrc/framework/EmuDriver.h"
 #include "torch_emu/csrc/framework/EmuHooks.h"
@@ -49,6 +50,7 @@ torch_emu::EmuDriver& driver() { return torch_emu::EmuDriver::instance(); }
 PYBIND11_MODULE(_EMUC, m) {
   m.doc() = "torch_emu's emulated accelerator runtime";
   static const c10::DeviceTypeId emu = [] {
+    c10::RegistrationSite site("torch_emu");
     const c10::DeviceTypeId id = torch_emu::register_emu_device_type();
     torch_emu::register_emu_kernels(id);
     torch_emu::register_emu_profiler(id);

@@ -54,6 +54,9 @@ def _evaluate(args: argparse.Namespace, path: str) -> Evaluation:
 def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet, Classification]:
     evaluation = _evaluate(args, path)
     ruleset = load_rules(args.rules)
+    # The rules may name more input files (each backend's own build_variables.bzl).
+    for extra in ruleset.input_files(path):
+        evaluation.merge(_evaluate(args, str(extra)))
     return evaluation, ruleset, classify(evaluation, ruleset, source_tree=args.source_tree)
 
 

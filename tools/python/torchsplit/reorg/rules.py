@@ -14,6 +14,15 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     kind = "cc_library"            # cc_library | cuda_library
     deps = []                      # other target keys
 
+    [inputs]                       # more build_variables files, merged into the main one
+    build_variables = ["third_device/*/build_variables.bzl"]  # globs beside the main file
+
+    [[target_pattern]]             # targets made on demand, from a rule's list_regex groups
+    key = "{backend}_{module}"
+    label = "//third_device/{backend}:{module}"
+    variable = "{backend}_{module}_sources"
+    deps = ["core"]
+
     [[rule]]                       # first match wins
     name = "cuda-distributed"
     why = "text shown to reviewers"
@@ -115,6 +124,17 @@ class Rule:
     fallback: bool = False
 
 
+@dataclass(frozen=True)
+class TargetPattern:
+    """A [[target_pattern]]: ``key``, ``label``, ``variable`` templates over a rule's groups."""
+
+    key: str
+    label: str
+    variable: str
+    kind: str = "cc_library"
+    deps: tuple[str, ...] = ()
+
+
 @dataclass
 class RuleSet:
     name: str
@@ -123,6 +143,35 @@ class RuleSet:
     cuda_suffixes: tuple[str, ...]
     targets: dict[str, Target] = field(default_factory=dict)
     rules: list[Rule] = field(default_factory=list)
+    target_patterns: list[TargetPattern] = field(default_factory=list)
+    extra_inputs: tuple[str, ...] = ()
+
+    def instantiate(self, key: str, groups: dict[str, str]) -> Target | None:
+        """The target ``key`` made from the first pattern whose key template yields it."""
+        for pattern in self.target_patterns:
+            try:
+                if pattern.key.format_map(groups) != key:
+                    continue
+                target = Target(
+                    key,
+                    pattern.label.format_map(groups),
+                    pattern.variable.format_map(groups),
+                    pattern.kind,
+                    pattern.deps,
+                )
+            except KeyError:
+                continue
+            self.targets[key] = target
+            return target
+        return None
+
+    def input_files(self, main: str | Path) -> list[Path]:
+        """The ``[inputs] build_variables`` globs, expanded beside ``main``, sorted."""
+        base = Path(main).resolve().parent
+        found: set[Path] = set()
+        for pattern in self.extra_inputs:
+            found.update(p for p in base.glob(pattern) if p.is_file())
+        return sorted(found)
 
     def cuda_words(self, text: str) -> list[str]:
         return sorted({w for w in tokens(text) if self.cuda_tokens.fullmatch(w)})
@@ -198,6 +247,33 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
     variables = [t.variable for t in ruleset.targets.values()]
     if len(set(variables)) != len(variables):
         raise TorchsplitError("two targets share one variable name", path=where)
+
+    inputs = data.get("inputs", {})
+    if not isinstance(inputs, dict):
+        raise TorchsplitError("[inputs] must be a table", path=where)
+    ruleset.extra_inputs = _str_list(
+        inputs.get("build_variables", []), "[inputs] build_variables", where
+    )
+    raw_patterns = data.get("target_pattern", [])
+    if not isinstance(raw_patterns, list):
+        raise TorchsplitError("[[target_pattern]] must be an array of tables", path=where)
+    for index, spec in enumerate(raw_patterns, start=1):
+        if not isinstance(spec, dict) or not all(
+            isinstance(spec.get(k), str) for k in ("key", "label", "variable")
+        ):
+            raise TorchsplitError(
+                f"target_pattern #{index} needs key, label and variable templates", path=where
+            )
+        kind = spec.get("kind", "cc_library")
+        if kind not in _KINDS:
+            raise TorchsplitError(f"target_pattern #{index} kind must be one of {_KINDS}", where)
+        deps = _str_list(spec.get("deps", []), f"target_pattern #{index} deps", where)
+        for dep in deps:
+            if dep not in ruleset.targets:
+                raise TorchsplitError(f"target_pattern #{index} depends on unknown {dep!r}", where)
+        ruleset.target_patterns.append(
+            TargetPattern(spec["key"], spec["label"], spec["variable"], kind, deps)
+        )
 
     raw_rules = data.get("rule")
     if not isinstance(raw_rules, list) or not raw_rules:
@@ -328,7 +404,7 @@ def match_rule(rule: Rule, ruleset: RuleSet, list_name: str, source: str) -> tup
                 "did not capture",
                 path=ruleset.source,
             ) from exc
-        if target not in ruleset.targets:
+        if target not in ruleset.targets and ruleset.instantiate(target, groups) is None:
             raise TorchsplitError(
                 f"rule {rule.name!r} maps list {list_name!r} to unknown target {target!r}",
                 path=ruleset.source,

@@ -76,6 +76,26 @@ class Evaluation:
     literals: dict[str, list[Literal]] = field(default_factory=dict)
     line_count: int = 0
 
+    def merge(self, other: Evaluation) -> None:
+        """Adds another file's lists (e.g. a backend's own build_variables.bzl).
+
+        Line numbers stay those of the file that defines each list.
+        """
+        clash = sorted(set(self.lists) & set(other.lists))
+        if clash:
+            raise TorchsplitError(
+                f"list(s) {', '.join(clash)} also defined in {other.path}", path=self.path
+            )
+        self.lists.update(other.lists)
+        self.list_lines.update(other.list_lines)
+        self.skipped_functions.update(
+            {f"{other.path}:{k}": v for k, v in other.skipped_functions.items()}
+        )
+        self.ignored_globals.update(other.ignored_globals)
+        self.stub_calls.extend(other.stub_calls)
+        for value, where in other.literals.items():
+            self.literals.setdefault(value, []).extend(where)
+
     def home_of(self, source: str) -> list[Literal]:
         """Literals that spell ``source`` (or are embedded in it, e.g. a formatted label)."""
         found = self.literals.get(source)

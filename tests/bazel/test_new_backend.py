@@ -1,0 +1,88 @@
+"""`torchsplit new-backend` in a scratch copy: a backend that builds and passes conformance.
+
+Slow (a Bazel build in a fresh output base, mostly served by the disk cache):
+marked `bazel`, it runs in `tools/dev test`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from torchsplit.checkout import copy_checkout, git, snapshot
+
+pytestmark = pytest.mark.bazel
+
+
+def _run(checkout: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(args),
+        cwd=checkout,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("new-backend") / "checkout"
+    copy_checkout(REPO, root)
+    # A checkout where someone already ran the command (e.g. the README's example)
+    # holds an untracked torch_acme: the test makes its own.
+    shutil.rmtree(root / "third_device" / "torch_acme", ignore_errors=True)
+    if (REPO / "user.bazelrc").exists():  # the shared disk cache, like the real checkout
+        shutil.copy2(REPO / "user.bazelrc", root / "user.bazelrc")
+    snapshot(root)
+    yield root
+    _run(root, str(root / "tools" / "bazel"), "shutdown")
+
+
+def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> None:
+    tool = str(checkout / "tools" / "torchsplit")
+    proc = _run(checkout, tool, "new-backend", "torch_acme")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "smoke tensor on acme:0" in proc.stdout
+    assert "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
+
+    # Only the new backend's directory changed: no central edit.
+    status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert status and all(line[3:].startswith("third_device/torch_acme/") for line in status)
+    acme = checkout / "third_device" / "torch_acme"
+    assert (acme / "csrc" / "framework" / "AcmeDriver.cpp").is_file()
+    text = (acme / "torch_acme" / "distributed" / "__init__.py").read_text()
+    assert 'register_backend("accl"' in text and "eccl" not in text
+    assert "TORCH_ACME_DEVICES" in (acme / "csrc" / "framework" / "AcmeDriver.cpp").read_text()
+
+    # The conformance suite finds acme by itself, beside emu, in one process.
+    built = _run(checkout, str(checkout / "tools" / "bazel"), "build", "//third_device/torch_emu")
+    assert built.returncode == 0, built.stderr[-3000:]
+    proc = _run(
+        checkout, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/conformance", TORCHSPLIT_CONFORMANCE_BACKENDS="torch_acme,torch_emu",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    table = proc.stdout[proc.stdout.index("capability x backend") :]
+    assert "acme" in table and "emu" in table and "FAIL" not in table
+    assert "ops          pass 149" in table
+
+
+def test_new_backend_refuses_an_existing_backend_and_taken_names(checkout: Path) -> None:
+    tool = str(checkout / "tools" / "torchsplit")
+    before = git(checkout, "status", "--porcelain", "--untracked-files=all")
+    proc = _run(checkout, tool, "new-backend", "torch_emu")
+    assert proc.returncode == 2
+    assert "backend torch_emu exists already" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    proc = _run(checkout, tool, "new-backend", "torch_other", "--device-name", "emu")
+    assert proc.returncode == 2
+    assert "device type 'emu' is already held by torch_emu" in proc.stderr
+    assert "process-group backend 'eccl' is already held by torch_emu" in proc.stderr
+    assert git(checkout, "status", "--porcelain", "--untracked-files=all") == before

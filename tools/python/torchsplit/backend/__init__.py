@@ -1,0 +1,1 @@
+"""``torchsplit new-backend``: a new device backend from a template, names checked."""
