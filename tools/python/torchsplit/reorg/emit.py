@@ -6,6 +6,7 @@ re-running gives byte-identical files.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from torchsplit.reorg.classify import Classification
@@ -20,29 +21,70 @@ def _starlark_str(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def render_bzl(result: Classification, ruleset: RuleSet) -> str:
-    """One list per destination target, sorted, each entry annotated with its rule."""
-    by_target = result.by_target()
-    out = [_HEADER.format(input=Path(result.input_name).name, rules=ruleset.name)]
-    out.append("# One list per destination target. Labels are given above each list.\n")
-    for target in ruleset.targets.values():
-        sources = by_target.get(target.label, [])
-        out.append(f"\n# {target.label}: {len(sources)} sources\n")
-        out.append(f"{target.variable} = [\n")
-        for source in sources:
-            rule = result.decisions[source].rule
-            out.append(f"    {_starlark_str(source)},  # {rule}\n")
-        out.append("]\n")
-    out.append(
-        "\ndef torchsplit_srcs(srcs, package):\n"
-        '    """Turn repo-relative paths into labels usable from BUILD file `package`."""\n'
-        '    prefix = package + "/"\n'
-        "    return [\n"
-        "        s[len(prefix):] if s.startswith(prefix) else\n"
-        '        (s if s.startswith(":") or s.startswith("//") else "//:" + s)\n'
-        "        for s in srcs\n"
-        "    ]\n"
+def generated_out(source: str) -> str:
+    """The file a generated entry stands for: ``:generate-code[a/b.cpp]`` -> ``a/b.cpp``."""
+    m = re.fullmatch(r"(?:@[\w.-]*)?(?://[\w/.-]*)?:[\w.+-]+\[(.+)\]", source)
+    if m:
+        return m.group(1)
+    if source.startswith((":", "//", "@")):
+        return source.rsplit(":", 1)[-1]
+    return source
+
+
+def split_lists(result: Classification, target: Target) -> dict[str, list[str]]:
+    """A target's entries by role: ``<var>`` sources, ``<var>_hdrs`` headers,
+    ``<var>_generated`` the files of generated entries, ``<var>_unplaced`` bare names."""
+    out: dict[str, list[str]] = {
+        target.variable: [],
+        f"{target.variable}_hdrs": [],
+        f"{target.variable}_generated": [],
+        f"{target.variable}_unplaced": [],
+    }
+    suffix = {"source": "", "header": "_hdrs", "generated": "_generated", "bare": "_unplaced"}
+    for source in result.by_target().get(target.label, []):
+        role = result.decisions[source].role
+        value = generated_out(source) if role == "generated" else source
+        out[target.variable + suffix[role]].append(value)
+    for values in out.values():
+        values.sort()
+    return out
+
+
+_BZL_HELPERS = '''
+def torchsplit_srcs(srcs, package):
+    """Turn repo-relative paths into labels usable from BUILD file `package`."""
+    prefix = package + "/"
+    return [
+        s[len(prefix):] if s.startswith(prefix) else
+        (s if s.startswith(":") or s.startswith("//") else "//:" + s)
+        for s in srcs
+    ]
+
+def torchsplit_generated(name, outs):
+    """Stand-in for the files upstream's build generates (Buck `:generate-code[...]`,
+    build-directory paths): empty files of the same names. Replace it by the real
+    code generator; the targets already name it."""
+    native.genrule(
+        name = name,
+        outs = outs,
+        cmd = "touch $(OUTS)",
     )
+'''
+
+
+def render_bzl(result: Classification, ruleset: RuleSet) -> str:
+    """Per destination target: its sources, headers, generated files and unplaced names."""
+    out = [_HEADER.format(input=Path(result.input_name).name, rules=ruleset.name)]
+    out.append("# Four lists per destination target; labels are given above each group.\n")
+    for target in ruleset.targets.values():
+        lists = split_lists(result, target)
+        total = sum(len(v) for v in lists.values())
+        out.append(f"\n# {target.label}: {total} entries\n")
+        for variable, values in lists.items():
+            out.append(f"{variable} = [\n")
+            out.extend(f"    {_starlark_str(v)},\n" for v in values)
+            out.append("]\n")
+    out.append(_BZL_HELPERS)
     return "".join(out)
 
 
@@ -50,42 +92,133 @@ def _dep_label(dep: Target, package: str) -> str:
     return f":{dep.name}" if dep.package == package else dep.label
 
 
-def render_overlay(ruleset: RuleSet, bzl_label: str) -> dict[str, str]:
+def _backend_of(package: str) -> str | None:
+    parts = package.split("/")
+    return parts[1] if len(parts) >= 2 and parts[0] == "third_device" else None
+
+
+def render_overlay(
+    ruleset: RuleSet, bzl_label: str, result: Classification | None = None
+) -> dict[str, str]:
     """``{package/BUILD.bazel: text}`` declaring every target from the emitted lists.
 
     Sources outside a target's package are referenced as ``//:path`` (upstream PyTorch
-    keeps its sources in the root package); the root BUILD must export them.
+    keeps its sources in the root package); the root BUILD must export them. Headers go
+    to ``hdrs``; generated entries to a named ``<target>_generated`` stand-in; a target
+    with an ``extension`` gets a ``pybind_extension`` (``_C``, ``_CUDAC``). A backend
+    package takes its visibility from the layering policy (``backend_visibility``).
     """
     packages: dict[str, list[Target]] = {}
     for target in ruleset.targets.values():
-        packages.setdefault(target.package, []).append(target)
+        if target.kind != "excluded":
+            packages.setdefault(target.package, []).append(target)
     files: dict[str, str] = {}
     for package in sorted(packages):
         targets = packages[package]
-        variables = sorted({t.variable for t in targets})
+        lists = {t.key: split_lists(result, t) if result else {} for t in targets}
+        variables = sorted(v for t in targets for v in _used_variables(t, lists[t.key]))
         lines = [
             "# Generated by `torchsplit reorg emit`; do not edit.\n",
             f"load({_starlark_str(bzl_label)}, "
-            + ", ".join(_starlark_str(v) for v in [*variables, "torchsplit_srcs"])
+            + ", ".join(
+                _starlark_str(v) for v in [*variables, "torchsplit_generated", "torchsplit_srcs"]
+            )
             + ")\n",
         ]
         if any(t.kind == "cuda_library" for t in targets):
             lines.append('load("@rules_cuda//cuda:defs.bzl", "cuda_library")\n')
-        lines.append('\npackage(default_visibility = ["//visibility:public"])\n')
-        for target in targets:
-            deps = [_dep_label(ruleset.targets[d], package) for d in target.deps]
-            lines.append(f"\n{target.kind}(\n")
-            lines.append(f"    name = {_starlark_str(target.name)},\n")
+        if any(t.extension for t in targets):
+            lines.append('load("@pybind11_bazel//:build_defs.bzl", "pybind_extension")\n')
+        backend = _backend_of(package)
+        if backend:
+            lines.append('load("//tools/layering:rules.bzl", "backend_visibility")\n')
             lines.append(
-                f"    srcs = torchsplit_srcs({target.variable}, {_starlark_str(package)}),\n"
+                f"\npackage(default_visibility = backend_visibility({_starlark_str(backend)}))\n"
             )
-            if deps:
-                lines.append("    deps = [\n")
-                lines.extend(f"        {_starlark_str(d)},\n" for d in deps)
-                lines.append("    ],\n")
-            lines.append(")\n")
+        else:
+            lines.append('\npackage(default_visibility = ["//visibility:public"])\n')
+        for target in targets:
+            lines.extend(_render_target(ruleset, target, package, lists[target.key]))
         files[f"{package}/BUILD.bazel" if package else "BUILD.bazel"] = "".join(lines)
     return files
+
+
+def _used_variables(target: Target, lists: dict[str, list[str]]) -> list[str]:
+    used = [target.variable]
+    if lists.get(f"{target.variable}_hdrs") and target.kind != "cc_binary":
+        used.append(f"{target.variable}_hdrs")
+    if lists.get(f"{target.variable}_generated"):
+        used.append(f"{target.variable}_generated")
+    return used
+
+
+def _render_target(
+    ruleset: RuleSet, target: Target, package: str, lists: dict[str, list[str]]
+) -> list[str]:
+    var = target.variable
+    srcs = f"torchsplit_srcs({var}, {_starlark_str(package)})"
+    hdrs = f"torchsplit_srcs({var}_hdrs, {_starlark_str(package)})"
+    out: list[str] = []
+    generated = bool(lists.get(f"{var}_generated"))
+    if generated:
+        out.append(
+            f"\n# Stand-in for the files upstream generates for {target.name} (see the report).\n"
+            f"torchsplit_generated(\n    name = {_starlark_str(target.name + '_generated')},\n"
+            f"    outs = {var}_generated,\n)\n"
+        )
+        srcs += f" + [{_starlark_str(':' + target.name + '_generated')}]"
+    if target.kind == "cc_binary" and lists.get(f"{var}_hdrs"):
+        srcs += f" + {hdrs}"
+    deps = [_dep_label(ruleset.targets[d], package) for d in target.deps]
+    out.append(f"\n{target.kind}(\n    name = {_starlark_str(target.name)},\n")
+    out.append(f"    srcs = {srcs},\n")
+    if target.kind != "cc_binary" and lists.get(f"{var}_hdrs"):
+        out.append(f"    hdrs = {hdrs},\n")
+    if deps:
+        out.append("    deps = [\n")
+        out.extend(f"        {_starlark_str(d)},\n" for d in deps)
+        out.append("    ],\n")
+    out.append(")\n")
+    if target.extension:
+        out.append(
+            f"\npybind_extension(\n    name = {_starlark_str(target.extension)},\n"
+            f"    deps = [{_starlark_str(':' + target.name)}],\n)\n"
+        )
+    return out
+
+
+_KIND_ORDER = (
+    "defines-main",
+    "fb-internal",
+    "rocm-only",
+    "other-device-in-core",
+    "cuda-in-core-list",
+    "conflicting-homes",
+    "list-without-rule",
+    "missing-source",
+    "unexpanded-glob",
+    "generated-source",
+    "bare-name",
+    "header-in-sources",
+    "duplicate-in-list",
+    "in-two-lists",
+)
+_KIND_WORDS = {
+    "defines-main": "a program (it defines main) listed as a library source",
+    "fb-internal": "an fb-internal file the open-source tree does not have",
+    "rocm-only": "ROCm-only code, which the CUDA split does not place",
+    "other-device-in-core": "another device's code compiled into a core library",
+    "cuda-in-core-list": "a CUDA-named file in a CPU list: split it or confirm it stays",
+    "conflicting-homes": "its lists send it to core and to a device backend",
+    "list-without-rule": "a list no rule names; its files went to core by the catch-all",
+    "missing-source": "listed, but not in the source tree",
+    "unexpanded-glob": "files upstream finds by glob; not placed without a source tree",
+    "generated-source": "entries the build generates; replaced by a named stand-in",
+    "bare-name": "bare file names with no directory; placed nowhere",
+    "header-in-sources": "headers in a source list; emitted as hdrs",
+    "duplicate-in-list": "the same entry twice in one list",
+    "in-two-lists": "spelled in two lists (first matching rule decides)",
+}
 
 
 def report_data(
@@ -103,10 +236,38 @@ def report_data(
             "entries": len(values),
             "targets": dict(sorted(per_target.items())),
         }
+    libraries: dict[str, dict[str, object]] = {}
+    order = [lib.name for lib in ruleset.libraries]
+    for d in result.decisions.values():
+        entry = libraries.setdefault(d.library, {"entries": 0, "after": {}})
+        entry["entries"] = int(entry["entries"]) + 1  # type: ignore[call-overload]
+        after: dict[str, int] = entry["after"]  # type: ignore[assignment]
+        after[d.target] = after.get(d.target, 0) + 1
+    labels = [t.label for t in ruleset.targets.values()]
+    libraries = {
+        name: {
+            "entries": libraries[name]["entries"],
+            "after": dict(
+                sorted(
+                    libraries[name]["after"].items(),  # type: ignore[attr-defined]
+                    key=lambda kv: labels.index(kv[0]) if kv[0] in labels else len(labels),
+                )
+            ),
+        }
+        for name in sorted(libraries, key=lambda n: order.index(n) if n in order else len(order))
+    }
+    roles: dict[str, dict[str, int]] = {}
+    for d in result.decisions.values():
+        per = roles.setdefault(d.target, {})
+        per[d.role] = per.get(d.role, 0) + 1
     return {
         "input": Path(result.input_name).name,
         "rules": ruleset.name,
         "counts": {label: len(srcs) for label, srcs in by_target.items()},
+        "roles": roles,
+        "libraries": libraries,
+        "extensions": {t.extension: t.label for t in ruleset.targets.values() if t.extension},
+        "excluded": [t.label for t in ruleset.targets.values() if t.kind == "excluded"],
         "total_sources": len(result.decisions),
         "lists": lists,
         "skipped_functions": dict(sorted(evaluation.skipped_functions.items())),
@@ -122,6 +283,8 @@ def report_data(
                 "target": d.target,
                 "rule": d.rule,
                 "reason": d.reason,
+                "role": d.role,
+                "library": d.library,
                 "home_lists": list(d.home_lists),
                 "lists": list(d.lists),
                 "lines": list(d.lines),
@@ -143,36 +306,104 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _where(data: dict[str, object], lines: list[int]) -> str:
+    shown = [n for n in lines if n]
+    if not shown:
+        return f"{data['input']}"
+    return ", ".join(f"{data['input']}:{n}" for n in shown)
+
+
+def _kind_rank(kind: str) -> int:
+    return _KIND_ORDER.index(kind) if kind in _KIND_ORDER else len(_KIND_ORDER)
+
+
 def render_markdown(data: dict[str, object]) -> str:
     counts: dict[str, int] = data["counts"]  # type: ignore[assignment]
     flags: list[dict[str, object]] = data["flags"]  # type: ignore[assignment]
     decisions: list[dict[str, object]] = data["decisions"]  # type: ignore[assignment]
     lists: dict[str, dict[str, object]] = data["lists"]  # type: ignore[assignment]
+    libraries: dict[str, dict[str, object]] = data["libraries"]  # type: ignore[assignment]
+    extensions: dict[str, str] = data["extensions"]  # type: ignore[assignment]
+    roles: dict[str, dict[str, int]] = data["roles"]  # type: ignore[assignment]
+    excluded: list[str] = data["excluded"]  # type: ignore[assignment]
     out = [
-        f"# torchsplit reorg report: {data['input']}\n\n",
-        f"Rules: `{data['rules']}`. Sources: {data['total_sources']}. "
-        f"Lists: {len(lists)}. Flags: {len(flags)}.\n\n",
-        "## Sources per target\n\n| target | sources |\n| --- | ---: |\n",
+        f"# torchsplit reorg: {data['input']}\n\n",
+        f"Rules `{data['rules']}`: {data['total_sources']} entries of {len(lists)} lists, "
+        f"each placed once; {len(flags)} flags, of which the ones a human must act on come "
+        "first below.\n\n",
+        "## Upstream's libraries, before and after\n\n",
+        "| upstream library | entries | after the split |\n| --- | ---: | --- |\n",
     ]
-    out.extend(f"| `{label}` | {n} |\n" for label, n in counts.items())
-    out.append("\n## Needs a human\n\n")
-    if not flags:
-        out.append("Nothing flagged.\n")
-    else:
-        kinds: dict[str, int] = {}
-        for f in flags:
-            kinds[str(f["kind"])] = kinds.get(str(f["kind"]), 0) + 1
-        out.append("| flag | count |\n| --- | ---: |\n")
-        out.extend(f"| {k} | {n} |\n" for k, n in sorted(kinds.items()))
-        out.append("\n| flag | subject | lines | detail |\n| --- | --- | --- | --- |\n")
-        for f in flags:
-            lines = ", ".join(str(n) for n in f["lines"])  # type: ignore[attr-defined]
-            out.append(
-                f"| {f['kind']} | `{_md_escape(str(f['subject']))}` | {lines} | "
-                f"{_md_escape(str(f['message']))} |\n"
-            )
+    for name, info in libraries.items():
+        after = ", ".join(f"`{t}` {n}" for t, n in info["after"].items())  # type: ignore[attr-defined]
+        out.append(f"| {name} | {info['entries']} | {after} |\n")
+    for ext, label in extensions.items():
+        package = label.split(":")[0]
+        out.append(f"| `{ext}` (Python extension) | | `{package}:{ext}` links `{label}` |\n")
+    generated = sum(r.get("generated", 0) for r in roles.values())
+    headers = sum(r.get("header", 0) for r in roles.values())
+    bare = sum(r.get("bare", 0) for r in roles.values())
+    out_of_scope = sum(counts.get(label, 0) for label in excluded)
+    globs = [f for f in flags if f["kind"] == "unexpanded-glob"]
+    glob_lists = {n: i for n, i in lists.items() if n.startswith("glob(")}
+    out.append("\n## Out of scope, and what stands in\n\n")
+    out.append(
+        f"- {generated} generated entries (Buck `:generate-code[...]` labels, build-directory "
+        "paths) are no files of the tree: each target that has some gets a named stand-in "
+        "`<target>_generated` (empty files); replace it by upstream's code generator.\n"
+    )
+    out.append(f"- {headers} headers listed as sources are emitted as `hdrs`.\n")
+    if bare:
+        out.append(f"- {bare} bare file names (computed, no directory) are placed nowhere.\n")
+    out.append(
+        f"- {out_of_scope} files are out of scope (fb-internal, ROCm-only): "
+        + ", ".join(f"`{label}`" for label in excluded)
+        + ", never built.\n"
+    )
+    if globs:
+        out.append(
+            "- Not covered: upstream finds these files by glob and this run had no source "
+            "tree (`--source-tree` / `--file-list`), so they are in no target: "
+            + ", ".join(f"`{f['subject']}`" for f in globs)
+            + ".\n"
+        )
+    elif glob_lists:
+        out.append(
+            "- Globbed files placed from the given tree: "
+            + ", ".join(f"`{n}` {i['entries']}" for n, i in glob_lists.items())
+            + ".\n"
+        )
+    out.append(
+        "- The device targets use `rules_cuda`'s and `pybind11_bazel`'s interfaces; the "
+        "workspace's stand-ins for them analyse the graph and compile nothing for a GPU.\n"
+    )
+    human = sorted(
+        (f for f in flags if f["kind"] not in ("in-two-lists", "duplicate-in-list")),
+        key=lambda f: (_kind_rank(str(f["kind"])), str(f["subject"])),
+    )
+    out.append(f"\n## Needs a human ({len(human)})\n\n")
+    if not human:
+        out.append("Nothing.\n")
+    kind_seen = ""
+    for f in human:
+        kind = str(f["kind"])
+        if kind != kind_seen:
+            out.append(f"\n### {kind}: {_KIND_WORDS.get(kind, kind)}\n\n")
+            kind_seen = kind
+        out.append(
+            f"- `{f['subject']}` ({_where(data, f['lines'])}): {f['message']}\n"  # type: ignore[arg-type]
+        )
+    out.append("\n## Targets\n\n| target | entries | sources | headers | generated |\n")
+    out.append("| --- | ---: | ---: | ---: | ---: |\n")
+    for label, n in counts.items():
+        r = roles.get(label, {})
+        out.append(
+            f"| `{label}` | {n} | {r.get('source', 0)} | {r.get('header', 0)} | "
+            f"{r.get('generated', 0)} |\n"
+        )
     skipped: dict[str, str] = data["skipped_functions"]  # type: ignore[assignment]
     stubs: list[dict[str, str]] = data["stub_calls"]  # type: ignore[assignment]
+    out.append("\n---\n\n# Appendix\n")
     if skipped or stubs:
         out.append("\n## Evaluation notes\n\n")
         out.extend(f"- function `{n}` not evaluated: {why}\n" for n, why in skipped.items())
@@ -180,11 +411,21 @@ def render_markdown(data: dict[str, object]) -> str:
             f"- stub `{c['function']}({_md_escape(c['arguments'])})` -> {c['result']}\n"
             for c in stubs
         )
+    minor = [f for f in flags if f["kind"] in ("in-two-lists", "duplicate-in-list")]
+    if minor:
+        out.append("\n## Informational flags\n\n")
+        for f in minor:
+            out.append(
+                f"- {f['kind']} `{f['subject']}` ({_where(data, f['lines'])}): "  # type: ignore[arg-type]
+                f"{f['message']}\n"
+            )
     out.append("\n## Lists\n\n| list | line | entries | targets |\n| --- | ---: | ---: | --- |\n")
     for name, info in lists.items():
         targets = ", ".join(f"`{t}` {n}" for t, n in info["targets"].items())  # type: ignore[attr-defined]
         out.append(f"| `{name}` | {info['line']} | {info['entries']} | {targets} |\n")
-    out.append("\n## Decisions\n\n| source | target | rule | why | lines |\n")
+    out.append(
+        "\n## Decisions (also in decisions.json)\n\n| source | target | rule | why | lines |\n"
+    )
     out.append("| --- | --- | --- | --- | --- |\n")
     for d in decisions:
         lines = ", ".join(str(n) for n in d["lines"])  # type: ignore[attr-defined]
@@ -204,11 +445,13 @@ def render_all(
 ) -> dict[str, str]:
     """Every output file, relative to the output directory."""
     data = report_data(result, evaluation, ruleset)
+    summary = {k: v for k, v in data.items() if k != "decisions"}
     files = {
         bzl_name: render_bzl(result, ruleset),
-        "report.json": render_json(data),
+        "report.json": render_json(summary),
+        "decisions.json": render_json({"input": data["input"], "decisions": data["decisions"]}),
         "report.md": render_markdown(data),
     }
-    for rel, text in render_overlay(ruleset, f"//:{bzl_name}").items():
+    for rel, text in render_overlay(ruleset, f"//:{bzl_name}", result).items():
         files[f"overlay/{rel}"] = text
     return files
