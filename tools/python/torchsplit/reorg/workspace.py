@@ -65,7 +65,7 @@ build --nosandbox_debug
 build --aspects=//tools/layering:check.bzl%layering_check
 """
 
-_CUDA_DEFS = '''"""Stand-in for rules_cuda's cuda/defs.bzl in a generated workspace (analysis only)."""
+_CUDA_DEFS = '''"""Stand-in for rules_cuda's cuda/defs.bzl in a generated workspace."""
 
 _DEVICE_SUFFIXES = (".cu", ".cuh")
 
