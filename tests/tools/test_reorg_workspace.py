@@ -78,7 +78,7 @@ def test_overlay_shapes(workspace):
     assert 'backend_visibility("torch_cuda")' in cuda
     split = (workspace / "build_variables_split.bzl").read_text()
     assert '"torch/csrc/autograd/generated/Functions.cpp"' in split  # a stand-in out
-    assert "\":generate-code[" not in split
+    assert '":generate-code[' not in split
 
 
 def test_without_a_tree_the_globs_are_named(tmp_path):
