@@ -237,7 +237,6 @@ def report_data(
             "targets": dict(sorted(per_target.items())),
         }
     libraries: dict[str, dict[str, object]] = {}
-    order = [lib.name for lib in ruleset.libraries]
     for d in result.decisions.values():
         entry = libraries.setdefault(d.library, {"entries": 0, "after": {}})
         entry["entries"] = int(entry["entries"]) + 1  # type: ignore[call-overload]
@@ -254,7 +253,7 @@ def report_data(
                 )
             ),
         }
-        for name in sorted(libraries, key=lambda n: order.index(n) if n in order else len(order))
+        for name in sorted(libraries, key=lambda n: (-int(libraries[n]["entries"]), n))  # type: ignore[call-overload]
     }
     roles: dict[str, dict[str, int]] = {}
     for d in result.decisions.values():

@@ -7,8 +7,9 @@ Outputs (relative to the emit directory):
 * ``moves.tsv``        ``source, destination, module, reason`` for every moving file
 * ``moves.sh``         ``git mv`` of each row; quotes every path, refuses a dirty tree
 * ``include_map.tsv``  old include spelling -> new, for every moving header
-* ``core_patches.tsv`` ``file, line, include, new include``: staying files (of the
-                       ``--include-tree``) that include a moving header
+* ``core_patches.tsv`` ``file, line, include, new include``: core files (of the
+                       ``--include-tree``, CUDA-named ones left out) that include a
+                       moving header
 """
 
 from __future__ import annotations
@@ -116,9 +117,11 @@ def include_map(moves: list[Move]) -> dict[str, str]:
 
 
 def core_patches(
-    include_tree: str | Path, mapping: dict[str, str]
+    include_tree: str | Path, mapping: dict[str, str], ruleset: RuleSet
 ) -> list[tuple[str, int, str, str]]:
-    """Files of ``include_tree`` that stay and include a moving header."""
+    """Files of ``include_tree`` that stay in core and include a moving header. A file that
+    moves, or looks CUDA by its path (it moves with the device code once the whole tree
+    is known), is no core patch."""
     root = Path(include_tree)
     if not root.is_dir():
         raise TorchsplitError("no such directory (--include-tree)", path=str(include_tree))
@@ -129,8 +132,8 @@ def core_patches(
                 continue
             path = Path(dirpath) / name
             rel = path.relative_to(root).as_posix()
-            if rel in mapping:
-                continue  # it moves itself
+            if rel in mapping or ruleset.name_is_cuda(rel):
+                continue
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
@@ -161,7 +164,7 @@ def render_plan(
     if problems:
         files["move_problems.txt"] = "".join(f"{p}\n" for p in problems)
     if include_tree is not None:
-        rows = core_patches(include_tree, mapping)
+        rows = core_patches(include_tree, mapping, ruleset)
         files["core_patches.tsv"] = "file\tline\tinclude\tnew_include\n" + "".join(
             f"{f}\t{n}\t{inc}\t{new}\n" for f, n, inc, new in rows
         )
