@@ -444,10 +444,10 @@ def render_all(
 ) -> dict[str, str]:
     """Every output file, relative to the output directory."""
     data = report_data(result, evaluation, ruleset)
-    summary = {k: v for k, v in data.items() if k != "decisions"}
+    # report.json keeps the decisions too: `torchsplit scan --moves` reads them there.
     files = {
         bzl_name: render_bzl(result, ruleset),
-        "report.json": render_json(summary),
+        "report.json": render_json(data),
         "decisions.json": render_json({"input": data["input"], "decisions": data["decisions"]}),
         "report.md": render_markdown(data),
     }
