@@ -194,3 +194,21 @@ def test_core_files_including_a_moving_header(tmp_path):
         "file\tline\tinclude\tnew_include",
         "ATen/native/Stays.h\t2\tATen/cuda/CUDAContext.h\ttorch_cuda/csrc/aten/cuda/CUDAContext.h",
     ]
+
+
+def test_computed_bare_names_are_placed_nowhere(tmp_path):
+    bvars = tmp_path / "bv.bzl"
+    bvars.write_text(
+        'nvfuser_headers = ["{}.h".format(n) for n in ["array", "tensor"]]\n'
+        'libtorch_cuda_sources = ["torch/csrc/cuda/comm.cpp"] + nvfuser_headers\n'
+    )
+    out = tmp_path / "ws"
+    assert main(["reorg", "workspace", str(bvars), "--out", str(out)]) == 0
+    report = json.loads((out / "torchsplit" / "report.json").read_text())
+    bare = [f for f in report["flags"] if f["kind"] == "bare-name"]
+    assert bare and "2 entries" in bare[0]["message"]
+    assert not (out / "array.h").exists()
+    cuda = (out / "third_device" / "torch_cuda" / "BUILD.bazel").read_text()
+    assert "array.h" not in cuda
+    split = (out / "build_variables_split.bzl").read_text()
+    assert 'torch_cuda_framework_sources_unplaced = [\n    "array.h",' in split
