@@ -33,6 +33,10 @@ def test_emit_is_byte_identical_and_round_trips(tmp_path, capsys):
         "overlay/core/BUILD.bazel",
         "overlay/third_device/torch_cuda/BUILD.bazel",
         "overlay/third_device/torch_xpu/BUILD.bazel",
+        "overlay/tools/layering/BUILD.bazel",
+        "overlay/tools/layering/check.bzl",
+        "overlay/tools/layering/policy.bzl",
+        "overlay/tools/layering/rules.bzl",
     }
     assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 0
     assert _tree(out) == first

@@ -15,7 +15,7 @@ from torchsplit.reorg.classify import Classification
 from torchsplit.reorg.rules import RuleSet
 
 REPO = Path(__file__).resolve().parents[4]
-# Copied as they are from this repository: the offline stand-ins and the layering check.
+# Copied as they are from this repository: the offline stand-ins and the launchers.
 _COPIED = (
     "tools/repos/rules_cc/WORKSPACE",
     "tools/repos/rules_cc/BUILD.bazel",
@@ -25,9 +25,6 @@ _COPIED = (
     "tools/repos/rules_java/BUILD.bazel",
     "tools/repos/rules_java/java/BUILD.bazel",
     "tools/repos/rules_java/java/defs.bzl",
-    "tools/layering/BUILD.bazel",
-    "tools/layering/check.bzl",
-    "tools/layering/rules.bzl",
     "tools/bazel",
     ".bazeliskrc",
     ".bazelversion",
@@ -153,6 +150,29 @@ TOOLKIT_VISIBILITY = []
 '''
 
 
+_LAYERING = ("tools/layering/BUILD.bazel", "tools/layering/check.bzl", "tools/layering/rules.bzl")
+
+
+def _read(rel: str) -> str:
+    source = REPO / rel
+    try:
+        return source.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TorchsplitError(
+            f"cannot read {rel} of the torchsplit checkout ({exc.strerror}); "
+            "run the tool from a torchsplit checkout",
+            path=str(source),
+        ) from exc
+
+
+def layering_files() -> dict[str, str]:
+    """The layering policy, its Starlark helpers and the aspect: part of every overlay, so
+    backend visibility comes from the policy and `torchsplit audit` runs on the result."""
+    files = {rel: _read(rel) for rel in _LAYERING}
+    files["tools/layering/policy.bzl"] = _POLICY
+    return files
+
+
 def placeholder_paths(result: Classification, ruleset: RuleSet) -> list[str]:
     """Every listed file that exists in a source tree (not generated, not a bare name)."""
     excluded = {t.label for t in ruleset.targets.values() if t.kind == "excluded"}
@@ -168,20 +188,9 @@ def render_workspace(
 ) -> dict[str, str]:
     """All files of the workspace. ``emitted`` is ``emit.render_all``'s output: the overlay
     goes to the root, the split .bzl beside it, the reports under ``torchsplit/``."""
-    files: dict[str, str] = {}
-    for rel in _COPIED:
-        source = REPO / rel
-        try:
-            files[rel] = source.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise TorchsplitError(
-                f"cannot read {rel} of the torchsplit checkout ({exc.strerror}); "
-                "run the tool from a torchsplit checkout",
-                path=str(source),
-            ) from exc
+    files = {rel: _read(rel) for rel in _COPIED}
     files["WORKSPACE"] = _WORKSPACE
     files[".bazelrc"] = _BAZELRC
-    files["tools/layering/policy.bzl"] = _POLICY
     for repo, defs_dir, defs_name, text in (
         ("rules_cuda", "cuda", "defs.bzl", _CUDA_DEFS),
         ("pybind11_bazel", "", "build_defs.bzl", _PYBIND_DEFS),
