@@ -6,9 +6,9 @@ Writes, into OUT:
                         functions with a ``gencode_pattern``, ``.extend``); the three known
                         traps (CUDA-named files in core lists) are kept
   <every listed path>   an empty placeholder source
-  BUILD.bazel           exports every placeholder
-  core/, third_device/  the BUILD overlay from ``torchsplit reorg emit`` (the reorganiser)
-  WORKSPACE             the project's local rule repositories (absolute paths)
+  the rest               ``torchsplit reorg workspace`` of that file: a placeholder per
+                         path, the BUILD overlay (core/, third_device/), the layering
+                         policy and local stand-ins for the rule repositories
 
 No upstream file is copied: names and counts are facts, paths are generated.
 Usage: python3 bench/gen_pytorch_tree.py OUT
@@ -16,8 +16,7 @@ Usage: python3 bench/gen_pytorch_tree.py OUT
 
 from __future__ import annotations
 
-import re
-import shutil
+import argparse
 import subprocess
 import sys
 import tempfile
@@ -191,68 +190,39 @@ def render_build_variables() -> tuple[str, list[str]]:
     return "".join(out), sorted(set(paths + extra))
 
 
-def workspace_text() -> str:
-    repos = REPO / "tools" / "repos"
-    names = ("rules_cc", "rules_java", "remote_coverage_tools", "rules_cuda")
-    text = 'workspace(name = "synthetic_pytorch")\n'
-    text += "".join(f'local_repository(name = "{n}", path = "{repos / n}")\n' for n in names)
-    text += 'load("@rules_cuda//cuda:repositories.bzl", "rules_cuda_dependencies")\n'
-    text += "rules_cuda_dependencies()\n"
-    return text
-
-
 def generate(out: Path) -> dict[str, int]:
-    """Writes the tree; returns counts (sources, BUILD files)."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Writes the tree with `torchsplit reorg workspace` (placeholders, overlay, layering
+    policy, rule stand-ins) plus the synthetic build_variables.bzl; returns counts."""
     bzl, paths = render_build_variables()
+    with tempfile.TemporaryDirectory(prefix="torchsplit-gen-") as tmp:
+        source = Path(tmp) / "build_variables.bzl"
+        source.write_text(bzl)
+        proc = subprocess.run(
+            [
+                str(REPO / "tools" / "torchsplit"),
+                *("reorg", "workspace", str(source), "--out", str(out)),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise SystemExit(f"gen_pytorch_tree: reorg workspace failed:\n{proc.stderr}")
     (out / "build_variables.bzl").write_text(bzl)
-    for rel in paths:
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-    (out / "WORKSPACE").write_text(workspace_text())
-    (out / "BUILD.bazel").write_text(
-        'exports_files(glob(["torch/**", "aten/**", "lazy/**"]), '
-        'visibility = ["//visibility:public"])\n'
-    )
-    emitted = Path(tempfile.mkdtemp(prefix="torchsplit-emit-"))
-    subprocess.run(
-        [
-            str(REPO / "tools" / "torchsplit"),
-            *("reorg", "emit", str(out / "build_variables.bzl"), "--out", str(emitted)),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    # Upstream's generated sources are Buck-style labels (":generate-code[path]"): the
-    # synthetic tree has plain placeholder files there instead.
-    split = (emitted / "build_variables_split.bzl").read_text()
-    generated = sorted(set(re.findall(r'":generate-code\[([^\]]+)\]"', split)))
-    for rel in generated:
-        (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        (out / rel).touch()
-    split = re.sub(r'":generate-code\[([^\]]+)\]"', r'"\1"', split)
-    (out / "build_variables_split.bzl").write_text(split)
-    builds = 0
-    overlay = emitted / "overlay"
-    for src in sorted(overlay.rglob("BUILD.bazel")):
-        dest = out / src.relative_to(overlay)
-        if dest.parent == out:
-            continue  # the root BUILD (exports) is ours
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(src.read_text())
-        builds += 1
-    paths += generated
-    shutil.rmtree(emitted, ignore_errors=True)
-    return {"sources": len(paths), "build_files": builds}
+    builds = [
+        p for p in out.rglob("BUILD.bazel") if p.parts[len(out.parts)] in ("core", "third_device")
+    ]
+    return {"sources": len(paths), "build_files": len(builds)}
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__)
-        return 2
-    counts = generate(Path(argv[0]))
+    parser = argparse.ArgumentParser(
+        prog="gen_pytorch_tree.py",
+        description="Generate a synthetic PyTorch-scale workspace for the benchmarks.",
+    )
+    parser.add_argument("out", help="output directory (new, or one this script wrote)")
+    args = parser.parse_args(argv)
+    counts = generate(Path(args.out))
     print(f"{counts['sources']} placeholder sources, {counts['build_files']} BUILD files")
     return 0
 

@@ -25,9 +25,18 @@ def test_emit_is_byte_identical_and_round_trips(tmp_path, capsys):
         ".torchsplit-output",
         "build_variables_split.bzl",
         "report.json",
+        "decisions.json",
         "report.md",
+        "moves.tsv",
+        "moves.sh",
+        "include_map.tsv",
         "overlay/core/BUILD.bazel",
         "overlay/third_device/torch_cuda/BUILD.bazel",
+        "overlay/third_device/torch_xpu/BUILD.bazel",
+        "overlay/tools/layering/BUILD.bazel",
+        "overlay/tools/layering/check.bzl",
+        "overlay/tools/layering/policy.bzl",
+        "overlay/tools/layering/rules.bzl",
     }
     assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 0
     assert _tree(out) == first
@@ -36,8 +45,9 @@ def test_emit_is_byte_identical_and_round_trips(tmp_path, capsys):
     # the split file is valid Starlark whose lists are exactly the per-target decisions
     split = evaluate(out / "build_variables_split.bzl")
     report = json.loads((out / "report.json").read_text())
+    decisions = json.loads((out / "decisions.json").read_text())["decisions"]
     by_target: dict[str, list[str]] = {}
-    for d in report["decisions"]:
+    for d in decisions:
         by_target.setdefault(d["target"], []).append(d["source"])
     assert split.lists["torch_cuda_distributed_sources"] == sorted(
         by_target["//third_device/torch_cuda:distributed"]
@@ -83,7 +93,11 @@ def test_report_markdown_and_json(tmp_path, capsys):
     assert main(["reorg", "report", str(FIXTURE), "-o", str(md)]) == 0
     text = md.read_text()
     assert "| `//third_device/torch_cuda:distributed` | 8 |" in text
-    assert "| cuda-in-core-list | 5 |" in text
+    assert "### cuda-in-core-list" in text
+    # the first page argues: before/after table and needs-a-human before the appendix
+    assert (
+        text.index("before and after") < text.index("## Needs a human") < text.index("# Appendix")
+    )
     assert "hooks-interface-stays-in-core" in text
     assert main(["reorg", "report", str(FIXTURE), "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -93,6 +107,7 @@ def test_report_markdown_and_json(tmp_path, capsys):
         "duplicate-in-list",
         "list-without-rule",
     }
+    assert sum(f["kind"] == "cuda-in-core-list" for f in data["flags"]) == 5
     decision = next(d for d in data["decisions"] if d["source"].endswith("NanCheck.cu"))
     assert decision["rule"] == "cuda-distributed" and decision["lines"]
 

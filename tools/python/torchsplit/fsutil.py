@@ -23,7 +23,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
@@ -55,11 +55,18 @@ def is_special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
-def write_output(path: str | os.PathLike[str], text: str, *, make_parents: bool = False) -> None:
+def write_output(
+    path: str | os.PathLike[str],
+    text: str,
+    *,
+    make_parents: bool = False,
+    executable: bool = False,
+) -> None:
     """Write ``text`` (UTF-8, LF newlines) to ``path`` as the module docstring describes.
 
     The parent directory must exist unless ``make_parents`` is set: a mistyped ``-o``
-    should fail, not quietly create a tree.
+    should fail, not quietly create a tree. ``executable`` gives a new file ``0o777``
+    less the umask (a script), instead of ``0o666``.
     """
     target = Path(path)
     if is_special(target):
@@ -87,7 +94,7 @@ def write_output(path: str | os.PathLike[str], text: str, *, make_parents: bool 
     except OSError as exc:
         raise _io_error(target, exc, "write") from exc
     try:
-        os.fchmod(fd, 0o666 & ~_umask())
+        os.fchmod(fd, (0o777 if executable else 0o666) & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
             handle.flush()
@@ -101,8 +108,14 @@ def write_output(path: str | os.PathLike[str], text: str, *, make_parents: bool 
         raise
 
 
-def write_tree(out_dir: str | os.PathLike[str], files: Mapping[str, str]) -> None:
-    """Replace the directory ``out_dir`` by exactly ``files`` (relative path -> text).
+def write_tree(
+    out_dir: str | os.PathLike[str],
+    files: Mapping[str, str],
+    *,
+    executable: Collection[str] = (),
+) -> None:
+    """Replace the directory ``out_dir`` by exactly ``files`` (relative path -> text);
+    the names in ``executable`` are written as scripts (see ``write_output``).
 
     The set is written into a temporary sibling directory first; only when every file is
     written is it renamed into place (the old directory is moved aside, then removed).
@@ -135,7 +148,7 @@ def write_tree(out_dir: str | os.PathLike[str], files: Mapping[str, str]) -> Non
         for rel in sorted(files):
             dest = staging / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
-            write_output(dest, files[rel])
+            write_output(dest, files[rel], executable=rel in executable)
         write_output(staging / OWNER_MARK, "written by torchsplit; replaced as a whole\n")
         _swap_into_place(staging, target)
     except OSError as exc:

@@ -15,6 +15,7 @@ from torchsplit.audit.auditor import Auditor
 from torchsplit.audit.policy import DEFAULT_POLICY, load_policy
 from torchsplit.bazel_run import Bazel, default_bazel
 from torchsplit.errors import TorchsplitError
+from torchsplit.fsutil import write_output
 
 
 def _workspace(arg: str | None) -> Path:
@@ -59,7 +60,7 @@ def cmd_mutations(args: argparse.Namespace) -> int:
     for problem in problems:
         print(f"torchsplit audit-mutations: {problem}", file=sys.stderr)
     if args.markdown:
-        Path(args.markdown).write_text(matrix, encoding="utf-8")
+        write_output(args.markdown, matrix)
     return 1 if problems else 0
 
 

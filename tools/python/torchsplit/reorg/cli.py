@@ -9,8 +9,8 @@ from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
 from torchsplit.fsutil import write_output, write_tree
-from torchsplit.reorg import emit, selfcheck
-from torchsplit.reorg.classify import Classification, classify
+from torchsplit.reorg import emit, moves, selfcheck, workspace
+from torchsplit.reorg.classify import Classification, classify, expand_globs
 from torchsplit.reorg.rules import RuleSet, load_rules
 from torchsplit.reorg.starlark_eval import Evaluation, evaluate
 
@@ -42,8 +42,21 @@ def _add_input(parser: argparse.ArgumentParser, *, positional: bool = True) -> N
 
 def _add_rules(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", help="rules TOML (default: the packaged upstream PyTorch rules)")
+    tree = parser.add_mutually_exclusive_group()
+    tree.add_argument(
+        "--source-tree",
+        help="PyTorch checkout: flags listed sources it lacks, and places the files upstream "
+        "finds by glob (ATen's .cu kernels, c10/cuda, ...)",
+    )
+    tree.add_argument(
+        "--file-list",
+        help="file with one repository-relative path per line, standing in for --source-tree "
+        "(places globbed files; checks nothing exists)",
+    )
     parser.add_argument(
-        "--source-tree", help="checkout to check that every source exists (flags missing ones)"
+        "--strict",
+        action="store_true",
+        help="exit 1 when anything is flagged; an input with no lists is an error",
     )
 
 
@@ -51,13 +64,44 @@ def _evaluate(args: argparse.Namespace, path: str) -> Evaluation:
     return evaluate(path, config_values=dict(args.config_value), glob_root=args.glob_root)
 
 
+def _tree_files(args: argparse.Namespace) -> list[str] | None:
+    """Repository-relative files of --source-tree or --file-list; None when neither."""
+    if args.source_tree is not None:
+        root = Path(args.source_tree)
+        if not root.is_dir():
+            raise TorchsplitError("no such directory (--source-tree)", path=args.source_tree)
+        return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+    if args.file_list is not None:
+        try:
+            text = Path(args.file_list).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise TorchsplitError(f"cannot read the file list: {reason}", args.file_list) from exc
+        return sorted({line.strip() for line in text.splitlines() if line.strip()})
+    return None
+
+
 def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet, Classification]:
     evaluation = _evaluate(args, path)
+    if not evaluation.lists:
+        message = f"{path}: defines no list of strings; nothing to place"
+        if args.strict:
+            raise TorchsplitError("defines no list of strings; nothing to place", path=path)
+        print(f"torchsplit: warning: {message}", file=sys.stderr)
     ruleset = load_rules(args.rules)
     # The rules may name more input files (each backend's own build_variables.bzl).
     for extra in ruleset.input_files(path):
         evaluation.merge(_evaluate(args, str(extra)))
-    return evaluation, ruleset, classify(evaluation, ruleset, source_tree=args.source_tree)
+    files = _tree_files(args)
+    unexpanded: list[str] = []
+    if files is None:
+        unexpanded = [g.list_name for g in ruleset.globs]
+    else:
+        expand_globs(evaluation, ruleset, files)
+    result = classify(
+        evaluation, ruleset, source_tree=args.source_tree, unexpanded_globs=unexpanded
+    )
+    return evaluation, ruleset, result
 
 
 def _write_or_print(text: str, output: str | None) -> None:
@@ -108,15 +152,38 @@ def cmd_classify(args: argparse.Namespace) -> int:
     return 1 if args.strict and result.flags else 0
 
 
-def cmd_emit(args: argparse.Namespace) -> int:
+def _render(args: argparse.Namespace) -> tuple[RuleSet, Classification, dict[str, str]]:
     evaluation, ruleset, result = _classify(args, args.build_variables)
     files = emit.render_all(result, evaluation, ruleset, bzl_name=args.bzl_name)
-    out_dir = Path(args.out)
-    write_tree(out_dir, files)
-    counts = result.by_target()
-    for label, sources in counts.items():
+    files.update(moves.render_plan(result, ruleset, include_tree=args.include_tree))
+    return ruleset, result, files
+
+
+def _summary(result: Classification, files: dict[str, str], out_dir: Path) -> None:
+    for label, sources in result.by_target().items():
         print(f"{label}: {len(sources)}")
     print(f"flags: {len(result.flags)}; wrote {len(files)} files under {out_dir}")
+
+
+def cmd_emit(args: argparse.Namespace) -> int:
+    _, result, files = _render(args)
+    out_dir = Path(args.out)
+    write_tree(out_dir, files, executable=[moves.SCRIPT])
+    _summary(result, files, out_dir)
+    return 1 if args.strict and result.flags else 0
+
+
+def cmd_workspace(args: argparse.Namespace) -> int:
+    ruleset, result, emitted = _render(args)
+    files = workspace.render_workspace(result, ruleset, emitted)
+    out_dir = Path(args.out)
+    write_tree(
+        out_dir,
+        files,
+        executable=[*workspace.EXECUTABLE, f"torchsplit/{moves.SCRIPT}"],
+    )
+    _summary(result, files, out_dir)
+    print(f"next: cd {out_dir} && bazel build --nobuild //... && torchsplit audit --workspace .")
     return 1 if args.strict and result.flags else 0
 
 
@@ -177,23 +244,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     _add_rules(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("-o", "--output")
-    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
     p.set_defaults(func=cmd_classify)
 
-    p = sub.add_parser("emit", help="write split .bzl, BUILD overlay and reports to --out")
-    _add_input(p)
-    _add_rules(p)
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--bzl-name", default=emit.GENERATED_BZL)
-    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
-    p.set_defaults(func=cmd_emit)
+    for name, func, text in (
+        ("emit", cmd_emit, "write split .bzl, BUILD overlay, move plan and reports to --out"),
+        (
+            "workspace",
+            cmd_workspace,
+            "write a PyTorch-shaped Bazel workspace (placeholders, overlay, layering policy, "
+            "rule stand-ins) to --out",
+        ),
+    ):
+        p = sub.add_parser(name, help=text, description=text)
+        _add_input(p)
+        _add_rules(p)
+        p.add_argument("--out", required=True, help="output directory (replaced as a whole)")
+        p.add_argument("--bzl-name", default=emit.GENERATED_BZL)
+        p.add_argument(
+            "--include-tree",
+            help="header tree (e.g. the torch wheel's include/) to list the core files that "
+            "include a moving header",
+        )
+        p.set_defaults(func=func)
 
     p = sub.add_parser("report", help="Markdown or JSON report of counts, decisions, flags")
     _add_input(p)
     _add_rules(p)
     p.add_argument("--format", choices=("md", "json"), default="md")
     p.add_argument("-o", "--output")
-    p.add_argument("--strict", action="store_true", help="exit 1 when anything is flagged")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(

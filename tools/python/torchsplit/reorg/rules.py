@@ -11,8 +11,17 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     [targets.core]                 # key used by rules
     label = "//core:torch_cpu"     # Bazel label of the destination
     variable = "torch_cpu_sources" # list name in the emitted .bzl
-    kind = "cc_library"            # cc_library | cuda_library
+    kind = "cc_library"            # cc_library | cuda_library | cc_binary | excluded
     deps = []                      # other target keys
+    extension = "_C"               # also emit a pybind_extension of this name linking it
+
+    [[library]]                    # upstream's libraries, for the before/after table
+    name = "libtorch_cuda"         # first library one of whose list globs matches a
+    lists = ["libtorch_cuda_*"]    # source's lists wins
+
+    [[glob]]                       # a glob upstream uses instead of listing files
+    pattern = "c10/cuda/**"        # expanded over --source-tree / --file-list
+    exclude = ["**/test/**"]
 
     [inputs]                       # more build_variables files, merged into the main one
     build_variables = ["third_device/*/build_variables.bzl"]  # globs beside the main file
@@ -35,6 +44,10 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     not_path = ['...']             # none of these may match
     suffix = [".cu"]               # the source ends with one of these
     fallback = true                # marks a catch-all: lists reaching it are flagged
+    flag = "defines-main"          # flag every source this rule decides (why = the reason)
+
+A rule whose target is ``"@core"`` keeps the source out of every device target: the
+first later rule without a ``cuda`` condition then picks the core target.
 
 A rule matches a (list, source) pair when every condition it has holds.
 """
@@ -57,7 +70,8 @@ else:  # pragma: no cover - Python 3.10
 from torchsplit.errors import TorchsplitError
 
 DEFAULT_RULES = "upstream_pytorch.toml"
-_KINDS = ("cc_library", "cuda_library")
+_KINDS = ("cc_library", "cuda_library", "cc_binary", "excluded")
+STAY_IN_CORE = "@core"
 _RULE_KEYS = {
     "name",
     "why",
@@ -70,6 +84,7 @@ _RULE_KEYS = {
     "not_path",
     "suffix",
     "fallback",
+    "flag",
 }
 _TOKEN_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -99,6 +114,7 @@ class Target:
     variable: str
     kind: str = "cc_library"
     deps: tuple[str, ...] = ()
+    extension: str = ""
 
     @property
     def package(self) -> str:
@@ -122,6 +138,51 @@ class Rule:
     not_paths: tuple[re.Pattern[str], ...] = ()
     suffixes: tuple[str, ...] = ()
     fallback: bool = False
+    flag: str = ""
+
+
+@dataclass(frozen=True)
+class Library:
+    """One of upstream's libraries, named by the lists it is built from."""
+
+    name: str
+    lists: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Glob:
+    """A file pattern upstream globs instead of listing (``**`` spans directories)."""
+
+    pattern: str
+    exclude: tuple[str, ...] = ()
+
+    @property
+    def list_name(self) -> str:
+        return f"glob({self.pattern})"
+
+    def matches(self, path: str) -> bool:
+        return bool(_glob_regex(self.pattern).fullmatch(path)) and not any(
+            _glob_regex(p).fullmatch(path) for p in self.exclude
+        )
+
+
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
 
 
 @dataclass(frozen=True)
@@ -145,6 +206,11 @@ class RuleSet:
     rules: list[Rule] = field(default_factory=list)
     target_patterns: list[TargetPattern] = field(default_factory=list)
     extra_inputs: tuple[str, ...] = ()
+    header_suffixes: tuple[str, ...] = (".h", ".hh", ".hpp", ".cuh")
+    generated: tuple[re.Pattern[str], ...] = ()
+    libraries: list[Library] = field(default_factory=list)
+    globs: list[Glob] = field(default_factory=list)
+    glob_suffixes: tuple[str, ...] = (".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".hpp")
 
     def instantiate(self, key: str, groups: dict[str, str]) -> Target | None:
         """The target ``key`` made from the first pattern whose key template yields it."""
@@ -172,6 +238,23 @@ class RuleSet:
         for pattern in self.extra_inputs:
             found.update(p for p in base.glob(pattern) if p.is_file())
         return sorted(found)
+
+    def role(self, source: str) -> str:
+        """``generated`` (Buck label, build-directory path), ``bare`` (a file name with no
+        directory, computed by the file), ``header`` or ``source``."""
+        if any(p.search(source) for p in self.generated):
+            return "generated"
+        if "/" not in source:
+            return "bare"
+        if source.endswith(self.header_suffixes):
+            return "header"
+        return "source"
+
+    def library_of(self, lists: list[str] | tuple[str, ...]) -> str:
+        for library in self.libraries:
+            if any(fnmatch.fnmatchcase(n, p) for n in lists for p in library.lists):
+                return library.name
+        return "(no library)"
 
     def cuda_words(self, text: str) -> list[str]:
         return sorted({w for w in tokens(text) if self.cuda_tokens.fullmatch(w)})
@@ -239,7 +322,8 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         if not re.fullmatch(r"[A-Za-z_]\w*", str(variable)):
             raise TorchsplitError(f"[targets.{key}] variable {variable!r} is no identifier", where)
         deps = _str_list(spec.get("deps", []), f"[targets.{key}] deps", where)
-        ruleset.targets[key] = Target(key, label, str(variable), kind, deps)
+        extension = str(spec.get("extension", ""))
+        ruleset.targets[key] = Target(key, label, str(variable), kind, deps, extension)
     for key, target in ruleset.targets.items():
         for dep in target.deps:
             if dep not in ruleset.targets:
@@ -298,7 +382,7 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         if not isinstance(target, str):
             raise TorchsplitError(f'rule {name!r} needs target = "<target key>"', path=where)
         list_regex = spec.get("list_regex")
-        if "{" not in target and target not in ruleset.targets:
+        if "{" not in target and target != STAY_IN_CORE and target not in ruleset.targets:
             raise TorchsplitError(f"rule {name!r} names unknown target {target!r}", path=where)
         cuda = spec.get("cuda")
         if cuda is not None and not isinstance(cuda, bool):
@@ -325,8 +409,26 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
                 ),
                 suffixes=_str_list(spec.get("suffix", []), f"rule {name!r} suffix", where),
                 fallback=bool(spec.get("fallback", False)),
+                flag=str(spec.get("flag", "")),
             )
         )
+    ruleset.header_suffixes = _str_list(
+        detect.get("header_suffixes", list(ruleset.header_suffixes)), "header_suffixes", where
+    )
+    ruleset.generated = tuple(
+        _compile(p, "detect.generated", where)
+        for p in _str_list(detect.get("generated", []), "generated", where)
+    )
+    for spec in data.get("library", []):
+        if not isinstance(spec, dict) or "name" not in spec:
+            raise TorchsplitError('each [[library]] needs name = "..." and lists', path=where)
+        lists = _str_list(spec.get("lists", []), "library lists", where)
+        ruleset.libraries.append(Library(str(spec["name"]), lists))
+    for spec in data.get("glob", []):
+        if not isinstance(spec, dict) or "pattern" not in spec:
+            raise TorchsplitError('each [[glob]] needs pattern = "..."', path=where)
+        exclude = _str_list(spec.get("exclude", []), "glob exclude", where)
+        ruleset.globs.append(Glob(str(spec["pattern"]), exclude))
     if not any(rule.fallback for rule in ruleset.rules):
         raise TorchsplitError(
             "the last rule must be a catch-all with fallback = true (every source needs a "

@@ -197,6 +197,10 @@ def evaluate(
         text = file_path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise TorchsplitError("no such file (expected a build_variables.bzl)", path=name) from exc
+    except IsADirectoryError as exc:
+        raise TorchsplitError("is a directory (expected a build_variables.bzl)", path=name) from exc
+    except OSError as exc:
+        raise TorchsplitError(f"cannot read: {exc.strerror or exc}", path=name) from exc
     except UnicodeDecodeError as exc:
         raise TorchsplitError(f"not UTF-8 text: {exc}", path=name) from exc
     return evaluate_text(text, name=name, config_values=config_values or {}, glob_root=glob_root)
