@@ -122,10 +122,12 @@ def _strings(value: object, what: str, path: str) -> list[str]:
 
 
 def _optional(module: sl.Module, name: str, default: object) -> object:
+    # starlark-pyo3 answers None (not KeyError) for a name the module does not define.
     try:
-        return module[name]
+        value = module[name]
     except KeyError:
         return default
+    return default if value is None else value
 
 
 def load_policy(path: str | Path) -> Policy:

@@ -147,6 +147,23 @@ BACKEND_VISIBILITY = [
 ]
 
 TOOLKIT_VISIBILITY = []
+
+# The positive policy: the external repositories each layer may reach. Core gets
+# Bazel's own and the rule stand-ins; a backend may also reach the CUDA rules.
+CORE_REPOSITORIES = [
+    "bazel_tools",
+    "local_config_cc",
+    "platforms",
+    "pybind11_bazel",
+    "remote_coverage_tools",
+    "rules_cc",
+    "rules_python",
+]
+
+REPOSITORIES = {
+    "backend": CORE_REPOSITORIES + ["rules_cuda"],
+    "core": CORE_REPOSITORIES,
+}
 '''
 
 
