@@ -36,6 +36,7 @@ LOCKS = {
     "13.0.88": "tools/cuda/requirements_lock.txt",
     "13.5.37": "tools/cuda/requirements_lock_13_5.txt",
 }
+TITLE = "Hermetic CUDA toolkit: an upgrade touches torch_cuda alone"
 NOTE = (
     "A fresh clone builds `//...` with the default hermetic toolkit (13.0.88), then "
     "with `--config=cuda13_5` (13.5.37) in the same output base: *re-executed* counts "
@@ -181,13 +182,33 @@ def fetch_cost(work: Path) -> str:
     return table(["toolkit", "lock", "wheels", "cold install", "installed size"], rows)
 
 
-def section(work: Path, tiny: bool = False) -> str:
-    """The markdown section for docs/benchmarks.md (tiny: the fetch-cost part only)."""
-    parts = ["## Hermetic CUDA toolkit: an upgrade touches torch_cuda alone\n", NOTE]
+def locks_summary() -> str:
+    """The pinned toolkits, read from the lock files (no download)."""
+    rows = []
+    for version, lock in LOCKS.items():
+        pins = lock_pins(REPO / lock)
+        rows.append([version, f"`{lock}`", str(len(pins)), ", ".join(f"{d} {v}" for d, v in pins)])
+    return table(["toolkit", "lock", "wheels", "pins"], rows)
+
+
+def lock_pins(lock: Path) -> list[tuple[str, str]]:
+    """(distribution, version) of every `name==version` line of a pip lock file."""
+    pins = []
+    for line in lock.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("#", "--")) and "==" in line:
+            dist, rest = line.split("==", 1)
+            pins.append((dist.strip(), rest.replace("\\", " ").split()[0]))
+    return pins
+
+
+def body(work: Path, tiny: bool = False) -> str:
+    """The section's tables for docs/benchmarks.md (tiny: the locks only, no build)."""
+    parts = ["Pinned toolkits:\n", locks_summary(), ""]
     if not tiny:
         iso, split = isolation_and_split(work)
         parts += ["Isolation (13.0.88 → 13.5.37):\n", iso, "", "Remote-cache split:\n", split, ""]
-    parts += ["Cold toolkit fetch:\n", fetch_cost(work), ""]
+        parts += ["Cold toolkit fetch:\n", fetch_cost(work), ""]
     return "\n".join(parts)
 
 
@@ -197,7 +218,10 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="torchsplit-bench-toolkit-"))
     try:
-        print(section(work, tiny=args.fetch_only), flush=True)
+        if args.fetch_only:
+            print(fetch_cost(work), flush=True)
+        else:
+            print(f"## {TITLE}\n\n{NOTE}\n{body(work)}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

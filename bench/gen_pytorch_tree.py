@@ -193,7 +193,8 @@ def render_build_variables() -> tuple[str, list[str]]:
 
 def workspace_text() -> str:
     repos = REPO / "tools" / "repos"
-    names = ("rules_cc", "rules_java", "remote_coverage_tools", "rules_cuda")
+    # rules_cuda's repositories.bzl loads @rules_python (its cuda_wheels finds the Python).
+    names = ("rules_cc", "rules_java", "remote_coverage_tools", "rules_python", "rules_cuda")
     text = 'workspace(name = "synthetic_pytorch")\n'
     text += "".join(f'local_repository(name = "{n}", path = "{repos / n}")\n' for n in names)
     text += 'load("@rules_cuda//cuda:repositories.bzl", "rules_cuda_dependencies")\n'
