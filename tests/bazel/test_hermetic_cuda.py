@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bazel_command
+from conftest import REPO, Bazel, bazel_command
 
 pytestmark = pytest.mark.bazel
 
@@ -109,3 +109,59 @@ def test_cuda_compiles_name_only_the_hermetic_repository(hidden: dict[str, str])
     # The toolkit's files are declared inputs, so their digests are in the action key.
     for part in ["bin/nvcc", "bin/ptxas", "nvvm/bin/cicc", "include/cuda_runtime.h"]:
         assert f"external/local_cuda/{part}" in aquery
+
+
+def _repo_file(bazel: Bazel, repo: str, name: str) -> str:
+    base = Path(bazel.run("info", "output_base").stdout.strip())
+    return (base / "external" / repo / name).read_text()
+
+
+def test_locks_pick_the_toolkit_and_its_nvrtc_and_nccl(bazel: Bazel) -> None:
+    targets = ["@local_cuda//:nvcc", "@cuda_wheels//:nvrtc_headers"]
+    try:
+        bazel.run("build", "--nobuild", "--config=cuda13_5", *targets)
+        assert 'TOOLKIT_VERSION = "13.5.37"' in _repo_file(bazel, "local_cuda", "defs.bzl")
+        wheels = _repo_file(bazel, "cuda_wheels", "defs.bzl")
+        assert 'NVRTC_VERSION = "13.5.37"' in wheels and 'NCCL_VERSION = "2.32.3"' in wheels
+    finally:
+        bazel.run("build", "--nobuild", *targets)
+    assert 'TOOLKIT_VERSION = "13.0.88"' in _repo_file(bazel, "local_cuda", "defs.bzl")
+    wheels = _repo_file(bazel, "cuda_wheels", "defs.bzl")
+    assert 'NVRTC_VERSION = "13.0.88"' in wheels and 'NCCL_VERSION = "2.28.9"' in wheels
+    base = Path(bazel.run("info", "output_base").stdout.strip())
+    nvrtc = (base / "external/cuda_wheels/nvrtc/include/nvrtc.h").resolve()
+    assert nvrtc.is_relative_to(_hermetic_dir())
+
+
+def test_a_lock_not_installed_skips_cuda_and_says_how_to_install(
+    bazel: Bazel, tmp_path: Path
+) -> None:
+    env = {"TORCHSPLIT_CUDA_CACHE": str(tmp_path)}
+    try:
+        bazel.run("build", "--nobuild", "//...", env=env)
+        generated = _repo_file(bazel, "local_cuda", "BUILD.bazel")
+        named = bazel.run(
+            "build", "--nobuild", "//third_device/torch_cuda:aten", env=env, check=False
+        )
+    finally:
+        bazel.run("build", "--nobuild", "@local_cuda//:nvcc")
+    assert "no CUDA toolkit (hermetic CUDA 13.0.88" in generated
+    assert "is not installed in" in generated and "run tools/dev bootstrap" in generated
+    assert named.returncode != 0
+    assert "cuda_toolkit_not_found" in named.stderr
+
+
+def test_an_unknown_version_is_refused(bazel: Bazel) -> None:
+    proc = bazel.run(
+        "build",
+        "--nobuild",
+        "--repo_env=HERMETIC_CUDA_VERSION=12.9",
+        "@local_cuda//:nvcc",
+        check=False,
+    )
+    bazel.run("build", "--nobuild", "@local_cuda//:nvcc")
+    assert proc.returncode != 0
+    assert (
+        "HERMETIC_CUDA_VERSION=12.9 is not pinned: choose one of 13.0.88, 13.5.37, or system"
+        in (proc.stderr)
+    )
