@@ -362,11 +362,49 @@ def run_sections(
     return out, failed
 
 
+def _split_sections(text: str) -> tuple[list[str], dict[str, str]]:
+    """(lines before the first `##`, {title without its number: section text})."""
+    head: list[str] = []
+    sections: dict[str, str] = {}
+    title = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            title = line[3:].split(". ", 1)[-1].strip()
+            sections[title] = ""
+        if title is None:
+            head.append(line)
+        else:
+            sections[title] += line + "\n"
+    return head, sections
+
+
+def merge(existing: str, fresh: list[str], chosen: list[tuple[int, Section]]) -> list[str]:
+    """Replaces the chosen sections in an existing document and keeps every other one
+    (SECTIONS' first, then sections other scripts wrote), renumbered in that order."""
+    _, old = _split_sections(existing)
+    _, new = _split_sections("\n".join(fresh))
+    order = [s.title for s in SECTIONS] + [t for t in old if t not in {s.title for s in SECTIONS}]
+    out: list[str] = []
+    number = 0
+    for title in order:
+        body = new.get(title, old.get(title))
+        if body is None:
+            continue
+        number += 1
+        out.append(f"## {number}. {title}\n" + body.split("\n", 1)[1].rstrip("\n") + "\n")
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated section keys or numbers (default: all)")
     parser.add_argument("--tiny", action="store_true", help="small inputs, sections that allow it")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="with --only: update those sections of --out in place, keep the others",
+    )
     args = parser.parse_args(argv)
     try:
         chosen = pick(args.only, args.tiny)
@@ -399,6 +437,8 @@ def main(argv: list[str]) -> int:
         body, failed = run_sections(chosen, work, args.tiny)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if args.replace and Path(args.out).exists():
+        body = merge(Path(args.out).read_text(), body, chosen)
     write_output(args.out, "\n".join(doc + body) + "\n")
     print(f"wrote {args.out}")
     return 1 if failed else 0

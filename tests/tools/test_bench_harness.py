@@ -68,3 +68,28 @@ def test_a_failing_section_is_reported_and_the_others_still_run(
     assert "## 1. Always fails" in doc
     assert "*Not measured: the benchmark failed (RuntimeError: bazel exploded).*" in doc
     assert "## 2. Works" in doc and "| ok | fine |" in doc
+
+
+def test_replace_updates_chosen_sections_and_keeps_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sections = [
+        run_all.Section("one", "One", "note one\n", lambda w, t: "| new one |", True),
+        run_all.Section("two", "Two", "note two\n", lambda w, t: "| new two |", True),
+    ]
+    monkeypatch.setattr(run_all, "SECTIONS", sections)
+    out = tmp_path / "b.md"
+    out.write_text(
+        "# Build benchmarks\n\nold header\n\n## 1. One\n\n| old one |\n\n"
+        "## 2. Affected targets (another script's)\n\n| theirs |\n\n## 3. Two\n\n| old two |\n"
+    )
+    assert run_all.main(["--tiny", "--only", "two", "--replace", "--out", str(out)]) == 0
+    doc = out.read_text()
+    assert "old header" not in doc  # the header is regenerated
+    assert "| old one |" in doc and "| theirs |" in doc and "| new two |" in doc
+    assert "| old two |" not in doc
+    assert [line for line in doc.splitlines() if line.startswith("## ")] == [
+        "## 1. One",
+        "## 2. Two",
+        "## 3. Affected targets (another script's)",
+    ]
