@@ -1,13 +1,19 @@
-"""Build-performance benchmarks, one command: python3 bench/run_all.py [--only 1,2,3,4]
+"""Build-performance benchmarks, one command: python3 bench/run_all.py [--only KEYS] [--tiny]
 
-1. cold build of //core/... (no CUDA) vs //... (everything): wall time, actions
-2. a clean clone elsewhere ("another machine") against a warm remote cache vs cold
-3. incremental isolation: touch one file per area, count executed actions against the
-   strict set of actions depending on it (aquery)
-4. analysis / query / audit time on this repo and on a synthetic PyTorch-scale tree
+Sections (SECTIONS, in document order; --only takes keys or numbers):
+1. cold: cold build of //core/... (no CUDA) vs //... (everything): wall time, actions
+2. remote: a clean clone elsewhere ("another machine") against a warm remote cache vs cold
+3. isolation: touch one file per area, count executed actions against the strict set
+   of actions depending on it (aquery)
+4. query: analysis / query / audit time on this repo and on a synthetic PyTorch-scale tree
+5. toolkit: a CUDA toolkit switch re-runs torch_cuda alone (bench/bench_toolkit.py)
 
 Works on fresh clones of HEAD (commit first), each with its own output root, and a
 private nginx cache. Prints the tables and writes docs/benchmarks.md. Asserts nothing.
+A section that fails is reported in the document (and the exit status is 1); the
+others still run. --tiny runs only the sections that have a small variant, on small
+inputs (tests/tools/test_bench_harness.py runs it so the harness cannot rot).
+Other benchmarks join by adding a Section to SECTIONS.
 """
 
 from __future__ import annotations
@@ -21,15 +27,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import bench_toolkit
 from action_graph import dependents, parse_aquery
 from bazel_bench import REPO, Checkout, clone, machine
 
 from torchsplit.cache.server import CacheServer
 from torchsplit.cache.stats import exec_log_stats, explain_misses, load_exec_log
+from torchsplit.errors import TorchsplitError
+from torchsplit.fsutil import write_output
 
 CI = ["--config=ci"]
 NOTES: dict[int, str] = {
@@ -249,15 +260,18 @@ def _torchsplit_audit(path: Path) -> str:
     return f"{time.monotonic() - started:.1f} s (exit {proc.returncode})"
 
 
-def bench_query(work: Path) -> str:
+def bench_query(work: Path, tiny: bool = False) -> str:
+    """Query timings; tiny: the synthetic tree alone (no clone of this repository)."""
     audit = "deps(//core/...) intersect (//third_device/... + @local_cuda//...)"
     rows: Table = []
-    repo = Checkout(clone(work / "q"), work / "root-q")
-    try:
-        rows.append(["this repository", *_time_queries(repo, audit), _torchsplit_audit(repo.path)])
-    finally:
-        repo.shutdown()
-    sys.path.insert(0, str(REPO / "bench"))
+    if not tiny:
+        repo = Checkout(clone(work / "q"), work / "root-q")
+        try:
+            rows.append(
+                ["this repository", *_time_queries(repo, audit), _torchsplit_audit(repo.path)]
+            )
+        finally:
+            repo.shutdown()
     from gen_pytorch_tree import generate
 
     counts = generate(work / "synthetic")
@@ -278,13 +292,127 @@ def bench_query(work: Path) -> str:
     return table(head, rows)
 
 
+def _remote(work: Path, tiny: bool) -> str:
+    text, notes = bench_remote(work)
+    if notes:
+        text += "\n\nMisses, explained against the cold build:\n\n" + "\n".join(
+            f"- {n}" for n in notes
+        )
+    return text
+
+
+@dataclass(frozen=True)
+class Section:
+    """One `##` section of docs/benchmarks.md."""
+
+    key: str
+    title: str
+    note: str
+    run: Callable[[Path, bool], str]  # (work directory, tiny) -> markdown
+    has_tiny: bool = False  # runs with --tiny (on small inputs)
+
+
+SECTIONS: list[Section] = [
+    Section("cold", "Cold build: core alone vs everything", NOTES[1], lambda w, t: bench_cold(w)),
+    Section("remote", "Clean clone elsewhere, warm remote cache vs cold", NOTES[2], _remote),
+    Section("isolation", "Incremental isolation", NOTES[3], lambda w, t: bench_isolation(w)),
+    Section("query", "Analysis, query and audit time", NOTES[4], bench_query, has_tiny=True),
+    Section(
+        "toolkit",
+        bench_toolkit.TITLE,
+        bench_toolkit.NOTE,
+        lambda w, t: bench_toolkit.body(w, tiny=t),
+        has_tiny=True,
+    ),
+]
+
+
+def pick(only: str | None, tiny: bool) -> list[tuple[int, Section]]:
+    """The sections to run, numbered in document order; --only takes keys or numbers."""
+    numbered = list(enumerate(SECTIONS, start=1))
+    if only is None:
+        return [(n, s) for n, s in numbered if s.has_tiny or not tiny]
+    chosen = []
+    for item in (x.strip() for x in only.split(",") if x.strip()):
+        match = [(n, s) for n, s in numbered if item in (s.key, str(n))]
+        if not match:
+            keys = ", ".join(f"{n}={s.key}" for n, s in numbered)
+            raise TorchsplitError(f"--only: no section {item!r} (sections: {keys})")
+        if tiny and not match[0][1].has_tiny:
+            raise TorchsplitError(f"--only: section {item!r} has no --tiny variant")
+        chosen += match
+    return chosen
+
+
+def run_sections(
+    chosen: list[tuple[int, Section]], work: Path, tiny: bool
+) -> tuple[list[str], int]:
+    """Markdown of every chosen section; a failing one is reported, not fatal."""
+    out: list[str] = []
+    failed = 0
+    for n, section in chosen:
+        try:
+            body = section.run(work / section.key, tiny)
+        except Exception as exc:  # report, keep going: one broken benchmark loses one section
+            failed += 1
+            body = f"*Not measured: the benchmark failed ({type(exc).__name__}: {exc}).*"
+            print(f"run_all: section {section.key} failed: {exc}", file=sys.stderr, flush=True)
+        out += [f"## {n}. {section.title}\n", section.note, body, ""]
+        print(body, flush=True)
+    return out, failed
+
+
+def _split_sections(text: str) -> tuple[list[str], dict[str, str]]:
+    """(lines before the first `##`, {title without its number: section text})."""
+    head: list[str] = []
+    sections: dict[str, str] = {}
+    title = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            title = line[3:].split(". ", 1)[-1].strip()
+            sections[title] = ""
+        if title is None:
+            head.append(line)
+        else:
+            sections[title] += line + "\n"
+    return head, sections
+
+
+def merge(existing: str, fresh: list[str], chosen: list[tuple[int, Section]]) -> list[str]:
+    """Replaces the chosen sections in an existing document and keeps every other one
+    (SECTIONS' first, then sections other scripts wrote), renumbered in that order."""
+    _, old = _split_sections(existing)
+    _, new = _split_sections("\n".join(fresh))
+    order = [s.title for s in SECTIONS] + [t for t in old if t not in {s.title for s in SECTIONS}]
+    out: list[str] = []
+    number = 0
+    for title in order:
+        body = new.get(title, old.get(title))
+        if body is None:
+            continue
+        number += 1
+        out.append(f"## {number}. {title}\n" + body.split("\n", 1)[1].rstrip("\n") + "\n")
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="1,2,3,4", help="comma-separated benchmark numbers")
+    parser.add_argument("--only", help="comma-separated section keys or numbers (default: all)")
+    parser.add_argument("--tiny", action="store_true", help="small inputs, sections that allow it")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="with --only: update those sections of --out in place, keep the others",
+    )
     args = parser.parse_args(argv)
-    wanted = {int(x) for x in args.only.split(",")}
-    work = Path(tempfile.mkdtemp(prefix="torchsplit-bench-"))
+    try:
+        chosen = pick(args.only, args.tiny)
+        if not Path(args.out).parent.is_dir():
+            raise TorchsplitError("the output's directory does not exist", args.out)
+    except TorchsplitError as exc:
+        print(f"torchsplit: error: {exc}", file=sys.stderr)
+        return 2
     head = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
         cwd=REPO,
@@ -292,46 +420,28 @@ def main(argv: list[str]) -> int:
         text=True,
         check=False,
     ).stdout.strip()
-    sections = [
+    doc = [
         "# Build benchmarks\n",
         "Generated by `python3 bench/run_all.py` (figures vary run to run; nothing asserts "
         "on them). See docs/remote-cache.md for the cache itself.\n",
         f"- machine: {machine()}",
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- commit: {head}; Bazel 4.2.3 (Debian), fresh clones with their own output root\n",
+        f"- commit: {head}; Bazel 4.2.3 (Debian), fresh clones with their own output root"
+        + ("; --tiny (small inputs)" if args.tiny else "")
+        + "\n",
     ]
+    work = Path(tempfile.mkdtemp(prefix="torchsplit-bench-"))
     try:
-        if 1 in wanted:
-            sections += [
-                "## 1. Cold build: core alone vs everything\n",
-                NOTES[1],
-                bench_cold(work),
-                "",
-            ]
-            print(sections[-2], flush=True)
-        if 2 in wanted:
-            text, notes = bench_remote(work)
-            sections += [
-                "## 2. Clean clone elsewhere, warm remote cache vs cold\n",
-                NOTES[2],
-                text,
-                "",
-            ]
-            if notes:
-                sections += ["Misses, explained against the cold build:\n"]
-                sections += [f"- {n}" for n in notes] + [""]
-            print(text, flush=True)
-        if 3 in wanted:
-            sections += ["## 3. Incremental isolation\n", NOTES[3], bench_isolation(work), ""]
-            print(sections[-2], flush=True)
-        if 4 in wanted:
-            sections += ["## 4. Analysis, query and audit time\n", NOTES[4], bench_query(work), ""]
-            print(sections[-2], flush=True)
+        for _, section in chosen:
+            (work / section.key).mkdir()
+        body, failed = run_sections(chosen, work, args.tiny)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    Path(args.out).write_text("\n".join(sections) + "\n")
+    if args.replace and Path(args.out).exists():
+        body = merge(Path(args.out).read_text(), body, chosen)
+    write_output(args.out, "\n".join(doc + body) + "\n")
     print(f"wrote {args.out}")
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

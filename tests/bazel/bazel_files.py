@@ -29,6 +29,7 @@ WORKSPACE_MACROS = {
         lambda kw: {
             "name": "local_cuda",
             "toolkit_visibility": kw.get("toolkit_visibility", ["//visibility:public"]),
+            "hermetic_locks": kw.get("hermetic_locks", {}),
         },
     ),
     "cuda_wheels": (
@@ -38,6 +39,7 @@ WORKSPACE_MACROS = {
         lambda kw: {
             "name": kw.get("name", "cuda_wheels"),
             "wheel_visibility": kw.get("wheel_visibility", ["//visibility:public"]),
+            "hermetic_locks": kw.get("hermetic_locks", {}),
         },
     ),
     "python_configure": (

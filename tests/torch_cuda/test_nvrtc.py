@@ -18,14 +18,14 @@ import torch_cuda
 from torch_core import jit
 from torch_cuda import jit as cuda_jit
 
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "requirements.txt"
+REQUIREMENTS = Path(__file__).resolve().parents[2] / "tools" / "cuda" / "requirements_lock.txt"
 
 
 def _pin(package: str) -> str:
-    if not REQUIREMENTS.is_file():  # Bazel's runfiles hold the tests, not requirements.txt
-        pytest.skip("requirements.txt is not beside the tests")
+    if not REQUIREMENTS.is_file():  # Bazel's runfiles hold the tests, not the lock
+        pytest.skip("tools/cuda/requirements_lock.txt is not beside the tests")
     match = re.search(rf"^{re.escape(package)}==(\S+)", REQUIREMENTS.read_text(), re.MULTILINE)
-    assert match, f"{package} is not pinned in requirements.txt"
+    assert match, f"{package} is not pinned in tools/cuda/requirements_lock.txt"
     return match.group(1)
 
 

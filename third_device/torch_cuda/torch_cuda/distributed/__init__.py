@@ -2,7 +2,7 @@
 
 Registered with torch_core.distributed when torch_cuda is imported, as the
 default backend for the ``cuda`` device type. NCCL comes from the
-``nvidia-nccl-cu13`` wheel (requirements.txt), found through the installed
+``nvidia-nccl-cu13`` wheel (tools/cuda/requirements_lock.txt), found through the installed
 ``nvidia`` package or ``$TORCH_CUDA_NCCL_LIBRARY``, and loaded at run time;
 ``ncclGetVersion`` works without a GPU.
 
@@ -72,8 +72,8 @@ def load_nccl() -> None:
         library = os.environ.get(LIBRARY_ENV, "") or _wheel_library()
         if not library:
             raise dist.DistBackendError(
-                f"nccl: NCCL not found: install the nvidia-nccl-cu13 wheel (requirements.txt) "
-                f"or set ${LIBRARY_ENV}"
+                "nccl: NCCL not found: install the nvidia-nccl-cu13 wheel "
+                f"(tools/cuda/requirements_lock.txt: tools/dev bootstrap) or set ${LIBRARY_ENV}"
             )
         try:
             _CUDAC._nccl_load(library)

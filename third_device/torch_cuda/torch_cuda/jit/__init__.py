@@ -9,8 +9,8 @@ core's dispatcher as op ``fused_<hash>`` for ``cuda``; a launch loads the
 module into the call's device with the driver API and runs it on the call's
 stream (C++: ``csrc/jit/FusedKernels.cpp``).
 
-NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel (pinned to the toolkit's 13.0
-line in requirements.txt), found through the installed ``nvidia`` package, or
+NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel (pinned on the toolkit's line
+in tools/cuda/requirements_lock.txt), found through the installed ``nvidia`` package, or
 ``$TORCH_CUDA_NVRTC_LIBRARY``. Without it fused functions run eagerly (one
 warning); NVRTC itself needs no GPU, so compilation is tested everywhere.
 """
@@ -93,7 +93,7 @@ def load_nvrtc() -> None:
             if found is None:
                 raise NvrtcUnavailable(
                     "NVRTC not found: install the nvidia-cuda-nvrtc wheel "
-                    f"(requirements.txt) or set ${LIBRARY_ENV}"
+                    f"(tools/cuda/requirements_lock.txt: tools/dev bootstrap) or set ${LIBRARY_ENV}"
                 )
             library, preload = found
         try:

@@ -30,12 +30,16 @@ cc_library(
     deps = [":cuda_runtime_static"],
 )
 
+# libcudart.so.13 for dynamic linking (a wheel's extension then needs the
+# nvidia-cuda-runtime wheel, or the toolkit, at run time).
 cc_import(
-    name = "cupti_import",
-    shared_library = "lib64/libcupti.so",
+    name = "cuda_runtime_shared_import",
+    shared_library = "lib64/libcudart.so.13",
 )
 
 cc_library(
-    name = "cupti",
-    deps = [":cupti_import", ":headers"],
+    name = "cuda_runtime_shared",
+    deps = [":cuda_runtime_shared_import", ":headers"],
 )
+
+%{cupti}
