@@ -114,4 +114,5 @@ CORE_NEEDED = [
 DYNAMIC_LOADERS = [
     "core/csrc/jit/KernelLibraries.cpp",
     "core/torch_core/_backends.py",
+    "core/torch_core/testing.py",  # the conformance suite's per-backend test adapters
 ]
