@@ -230,20 +230,23 @@ MOVE_SUFFIXES: dict[str, tuple[str, ...]] = {"cuda": (".cu", ".cuh"), "rocm": ()
 
 
 def move_family(path: str) -> tuple[str, str] | None:
-    """``(family, criterion)`` when the RFC's inter-file criteria move ``path``."""
+    """``(family, criterion)`` when the RFC's inter-file criteria move ``path``.
+
+    A vendor directory decides first (``ATen/hip/X.cuh`` is ROCm's), then the name.
+    """
     parts = path.split("/")
     name = parts[-1]
+    for directory in parts[:-1]:
+        for vendor in VENDORS:
+            if directory in MOVE_DIRS.get(vendor.family, ()):
+                return vendor.family, f"directory {directory}/"
     for vendor in VENDORS:
-        fam = vendor.family
-        for directory in parts[:-1]:
-            if directory in MOVE_DIRS.get(fam, ()):
-                return fam, f"directory {directory}/"
         lower = name.lower()
-        for word in MOVE_NAME_WORDS.get(fam, ()):
+        for word in MOVE_NAME_WORDS.get(vendor.family, ()):
             if word in lower:
-                return fam, f"name contains {word}"
-        if name.endswith(MOVE_SUFFIXES.get(fam, ())):
-            return fam, f"{os.path.splitext(name)[1]} file"
+                return vendor.family, f"name contains {word}"
+        if name.endswith(MOVE_SUFFIXES.get(vendor.family, ())):
+            return vendor.family, f"{os.path.splitext(name)[1]} file"
     return None
 
 

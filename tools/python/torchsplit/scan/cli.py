@@ -138,11 +138,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
         allowed_ids = {id(f) for f, _ in allowed}
         for r in result.files:
             r.findings = [f for f in r.findings if id(f) not in allowed_ids]
-        plan = build_plan(result.files, args.family, moves_tsv)
+        plan = build_plan(result.files, args.family, moves_tsv, result.paths)
         if args.format == "json":
             data = {"files_scanned": result.scanned, **plan_json(plan, args.family)}
-            data["skipped"] = [{"path": i.path, "message": i.message, "error": i.error}
-                               for i in issues]
+            data["skipped"] = [
+                {"path": i.path, "message": i.message, "error": i.error} for i in issues
+            ]
             text = json.dumps(data, indent=2) + "\n"
         else:
             text = render_plan(
@@ -207,8 +208,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="find CUDA/ROCm couplings inside C/C++/CUDA/Python files",
         description="Report GPU-vendor couplings with file:line, categories and family. Exit "
         "1 when any finding is not allowlisted, 2 when a path could not be scanned. "
-        "Categories: "
-        + "; ".join(f"{k} ({v})" for k, v in CATEGORIES.items()),
+        "Categories: " + "; ".join(f"{k} ({v})" for k, v in CATEGORIES.items()),
     )
     p.add_argument("paths", nargs="+", help="files or directories to scan")
     p.add_argument("--format", choices=("text", "json", "summary"), default="text")

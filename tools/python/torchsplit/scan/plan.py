@@ -16,6 +16,7 @@ Every scanned file with something to say falls in exactly one bucket:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,8 +63,19 @@ def move_reason(path: str, family: str, moves_tsv: set[str] | None) -> str | Non
     return hit[1]
 
 
-def build_plan(files: list[FileResult], family: str, moves_tsv: set[str] | None) -> Plan:
+def build_plan(
+    files: list[FileResult],
+    family: str,
+    moves_tsv: set[str] | None,
+    paths: Iterable[str] = (),
+) -> Plan:
+    """Bucket ``files``; ``paths`` (every scanned file) adds the moves without findings."""
     plan = Plan()
+    skipped = {r.path for r in files if r.error or r.note}
+    for path in paths:
+        reason = move_reason(path, family, moves_tsv)
+        if reason is not None and path not in skipped:
+            plan.moves[path] = reason
     for result in files:
         if result.error or result.note:
             continue
@@ -97,8 +109,13 @@ def ranked_edits(plan: Plan) -> list[tuple[str, list[tuple[str, list[Finding]]]]
 
 
 def edit_counts(plan: Plan) -> Counter[str]:
-    return Counter(c for found in plan.edits.values() for f in found for c in f.categories
-                   if c not in MENTION_CATEGORIES)
+    return Counter(
+        c
+        for found in plan.edits.values()
+        for f in found
+        for c in f.categories
+        if c not in MENTION_CATEGORIES
+    )
 
 
 def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: bool) -> str:
@@ -109,9 +126,7 @@ def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: boo
         f"EDITS ({family}): {len(plan.edits)} file(s) stay in core with {couplings} code "
         "coupling(s)"
     )
-    out.append("  by category: " + ", ".join(
-        f"{c} {counts[c]}" for c in CATEGORIES if counts[c]
-    ))
+    out.append("  by category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]))
     for directory, files in ranked_edits(plan):
         total = sum(len(f) for _, f in files)
         out.append("")
@@ -132,12 +147,15 @@ def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: boo
     if show_moves:
         out.extend(f"  {p}  ({r})" for p, r in sorted(plan.moves.items()))
     n_gen = sum(len(p) for p in plan.generated.values())
-    out.append(f"GENERATED: {n_gen} file(s) from {len(plan.generated)} template(s), fix the "
-               "generator:")
+    out.append(
+        f"GENERATED: {n_gen} file(s) from {len(plan.generated)} template(s), fix the generator:"
+    )
     for template, paths in sorted(plan.generated.items(), key=lambda kv: -len(kv[1])):
         out.append(f"  {template}  {len(paths)} file(s), e.g. {sorted(paths)[0]}")
-    out.append(f"MENTIONS ONLY: {len(plan.mentions)} file(s)"
-               + ("" if show_mentions else " (list them with --mentions)"))
+    out.append(
+        f"MENTIONS ONLY: {len(plan.mentions)} file(s)"
+        + ("" if show_mentions else " (list them with --mentions)")
+    )
     if show_mentions:
         for path, found in sorted(plan.mentions.items()):
             out.append(f"  {path}  [{len(found)}]")
@@ -153,8 +171,11 @@ def plan_json(plan: Plan, family: str) -> dict[str, object]:
             {
                 "directory": directory,
                 "files": [
-                    {"path": path, "couplings": len(found),
-                     "findings": [f.as_dict() for f in found]}
+                    {
+                        "path": path,
+                        "couplings": len(found),
+                        "findings": [f.as_dict() for f in found],
+                    }
                     for path, found in files
                 ],
             }

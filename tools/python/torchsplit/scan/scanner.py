@@ -89,9 +89,7 @@ TORCH_ROOTS = frozenset(("ATen", "c10", "torch", "caffe2", "THC", "aten", "THCUN
 
 # --- vocabulary (from torchsplit.vendors) -----------------------------------------------
 
-_PREFIX = {
-    w: fam for fam, words in vendors.SOURCE_PREFIX_WORDS.items() for w in words
-}
+_PREFIX = {w: fam for fam, words in vendors.SOURCE_PREFIX_WORDS.items() for w in words}
 _EXACT = {w: fam for fam, words in vendors.SOURCE_EXACT_WORDS.items() for w in words}
 _PREFIX_RE = re.compile("(" + "|".join(sorted(_PREFIX, key=len, reverse=True)) + ")")
 _THC = re.compile(vendors.THC_REGEX)
@@ -132,9 +130,9 @@ def _candidates(text: str) -> list[int]:
 
 def has_candidate(text: str) -> bool:
     """Complete prefilter: False only when ``text`` cannot hold any finding."""
-    return bool(
-        _CANDIDATE_LOW.search(text.lower()) or _CANDIDATE_CU.search(text) or ".cu" in text
-    )
+    return bool(_CANDIDATE_LOW.search(text.lower()) or _CANDIDATE_CU.search(text) or ".cu" in text)
+
+
 _COMPILER_MACRO = re.compile(r"\b" + vendors.COMPILER_MACRO_REGEX + r"\b")
 _API = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.API_REGEX.items()]
 _DEVICE_WORD = {w: fam for fam, ws in vendors.DEVICE_TYPE_WORDS.items() for w in ws}
@@ -240,9 +238,9 @@ class MovedFiles:
     def moves(self, rel_path: str) -> bool:
         if rel_path in self.paths:
             return True
-        return any(rel_path.endswith("/" + p) for p in self.by_basename.get(
-            os.path.basename(rel_path), ()
-        ))
+        return any(
+            rel_path.endswith("/" + p) for p in self.by_basename.get(os.path.basename(rel_path), ())
+        )
 
 
 class _Lines:
@@ -350,10 +348,12 @@ def _classify_ident(code: str, start: int, end: int) -> tuple[str, str, tuple[st
         return "cuda-compiler-macro", f"uses {ident}", (fam,)
     if ident in ("kCUDA", "kHIP"):
         return "device-type-cuda", f"names {ident}", (_DEVICE_WORD[ident[1:]],)
-    if _DEVICE_QUALIFIER.search(code, max(0, start - 40), start):
+    qualifier = _DEVICE_QUALIFIER.search(code, max(0, start - 40), start)
+    if qualifier is not None:
         fams = {fam for w, fam in _DEVICE_WORD.items() if w in _CAMEL.findall(ident)}
         if fams:
-            return "device-type-cuda", f"names ::{ident}", tuple(sorted(fams))
+            owner = qualifier.group(0).split(":")[0].strip()
+            return "device-type-cuda", f"names {owner}::{ident}", tuple(sorted(fams))
     if _IS_DEVICE.match(ident):
         before = code[max(0, start - 8) : start].rstrip()
         after = code[end : end + 8].lstrip()
@@ -514,9 +514,7 @@ def scan_c_text(
         cats.sort(key=lambda c: c != "use-cuda-guard")
         labels = _labels(cond.branches)
         bounds = [b.line for b in cond.branches] + [end_line]
-        branches = tuple(
-            (bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches))
-        )
+        branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
         start = cond.branches[0].line
         sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
         tail = "" if terminated else ", no #endif"
@@ -571,8 +569,9 @@ def scan_c_text(
             skip_lines.update(range(line_no, number + 1))
             inc = _INCLUDE.match(text[lines.starts[start] : lines.starts[start] + 4096])
             if inc is not None:
-                _include(inc.group("path"), inc.group("q") == '"', path, line_no, moved,
-                         file_moves, add)
+                _include(
+                    inc.group("path"), inc.group("q") == '"', path, line_no, moved, file_moves, add
+                )
     for cond in reversed(stack):  # unterminated conditionals run to the end of the file
         close(cond, total, False)
 
@@ -634,19 +633,34 @@ def _include(target, quoted, path, line_no, moved, file_moves, add) -> None:
     if moved is not None and not file_moves:
         hit = moved.match(resolved)
         if hit is not None:
-            add(line_no, 1, "moved-include", f"includes {shown}, which moves ({hit})",
-                families_of(hit) or ("cuda",))
+            add(
+                line_no,
+                1,
+                "moved-include",
+                f"includes {shown}, which moves ({hit})",
+                families_of(hit) or ("cuda",),
+            )
             return
     head = resolved.split("/", 1)[0]
     backend = vendors.move_family(resolved)
     if backend is not None and (head in TORCH_ROOTS or resolved != target or quoted):
-        add(line_no, 1, "backend-include",
-            f"includes backend header {shown} ({backend[1]})", (backend[0],))
+        add(
+            line_no,
+            1,
+            "backend-include",
+            f"includes backend header {shown} ({backend[1]})",
+            (backend[0],),
+        )
         return
     words = vendor_words(target)
     if words:
-        add(line_no, 1, "cuda-include", f"includes vendor header <{target}>",
-            tuple(sorted(set(words.values()))))
+        add(
+            line_no,
+            1,
+            "cuda-include",
+            f"includes vendor header <{target}>",
+            tuple(sorted(set(words.values()))),
+        )
 
 
 def _string(content: str, line_no: int, col: int, add) -> None:
@@ -747,8 +761,10 @@ class FileResult:
     error: str | None = None  # could not be read: an error
 
 
-_GENERATED = re.compile(rb"@generated(?:[ \t]+(?:by|from)[ \t]+(?P<by>[^\s*]+)"
-                        rb"(?:[ \t]+from[ \t]+(?P<tpl>[^\s*]+))?)?")
+_GENERATED = re.compile(
+    rb"@generated(?:[ \t]+(?:by|from)[ \t]+(?P<by>[^\s*]+)"
+    rb"(?:[ \t]+from[ \t]+(?P<tpl>[^\s*]+))?)?"
+)
 
 
 def generated_template(head: bytes) -> str | None:
@@ -851,7 +867,7 @@ def iter_files(
             yield root
             continue
 
-        def onerror(exc: OSError) -> None:
+        def onerror(exc: OSError, root: str = root) -> None:
             issues.append(
                 WalkIssue(exc.filename or root, f"cannot list: {exc.strerror or exc}", True)
             )
@@ -882,6 +898,7 @@ class ScanResult:
     files: list[FileResult]  # files with findings, a generator marker, a note or an error
     scanned: int
     issues: list[WalkIssue]
+    paths: list[str] = field(default_factory=list)  # every scanned file, as displayed
 
     @property
     def findings(self) -> list[Finding]:
@@ -927,7 +944,7 @@ def scan_tree(
             for part in pool.map(_scan_batch, batches):
                 files.extend(part)
     files.sort(key=lambda r: r.path)
-    return ScanResult(files, len(work), issues)
+    return ScanResult(files, len(work), issues, [display for _, display in work])
 
 
 def scan_paths(
