@@ -211,10 +211,12 @@ COMPILER_MACRO_REGEX = r"__(?:CUDA|NVCC|HIP)\w*__"
 API_REGEX: dict[str, str] = {
     "cuda": r"(?:cuda|cublas(?:Lt)?|cudnn|cufft|curand|cusparse(?:Lt)?|cusolver(?:Dn|Sp)?|"
     r"nccl|nvrtc|nvml|nvtx|cupti|nvshmem|nvJitLink)[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*"
-    r"|CU(?:BLAS|DNN|FFT|RAND|SPARSE|SOLVER|DA|RESULT)_\w+|NCCL_[A-Z]\w*",
+    r"|CU(?:BLAS|DNN|FFT|RAND|SPARSE|SOLVER)_\w+|NCCL_[A-Z]\w*"
+    # CUDA_* is mostly torch's own macros (CUDA_ACC_TYPE): only the toolkit's spellings.
+    r"|CUDA_(?:VERSION|SUCCESS|ERROR_\w+|[RC]_\d+\w*)|CUDART_\w+",
     "rocm": r"(?:hip|hipblas(?:Lt)?|hipsparse|hipfft|hiprand|hipsolver|miopen|rccl|"
     r"roctracer|rocprofiler|hiprtc)[A-Z]\w*|(?:rocblas|rocsolver|rocsparse|rsmi|hsa|"
-    r"hipblaslt|miopen)_\w+|(?:HIPBLAS|HIPSPARSE|MIOPEN|ROCBLAS|HIP)_STATUS_\w+",
+    r"hipblaslt)_\w+|(?:HIPBLAS|HIPSPARSE|MIOPEN|ROCBLAS|HIP)_STATUS_\w+",
 }
 
 # Torch's own device-type spellings of each family: DeviceType::CUDA, kHIP, ...
