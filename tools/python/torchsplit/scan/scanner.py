@@ -254,11 +254,15 @@ class _Lines:
         return index + 1, offset - self.starts[index] + 1
 
     def line_text(self, number: int, column: int = 1) -> str:
+        """The line's text around ``column``, never copying more than a window of it."""
         start = self.starts[number - 1]
-        end = self.text.find("\n", start, start + (1 << 20))
+        low = start + max(0, column - 1 - TEXT_WIDTH)
+        limit = start + column - 1 + TEXT_WIDTH
+        end = self.text.find("\n", low, limit)
         if end < 0:
-            end = min(len(self.text), start + (1 << 20))
-        return excerpt(self.text[start:end], column)
+            end = min(len(self.text), limit)
+        text = excerpt(self.text[low:end], column - (low - start))
+        return text if low == start or text.startswith("...") else "..." + text
 
 
 def excerpt(line: str, column: int = 1) -> str:
@@ -323,7 +327,8 @@ def _lex_c(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]
         token = m.group(0)
         kind = m.lastgroup
         if kind in ("lc", "bc"):
-            comments.append((m.start(), token))
+            if has_candidate(token):  # keep only comments that can hold a mention
+                comments.append((m.start(), token))
             pieces.append(_blank(token))
         elif kind in ("raw", "str", "delim"):
             quote = token.index('"')
@@ -331,7 +336,8 @@ def _lex_c(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]
             if m.group("raw") is not None:
                 delim = m.group("delim") or ""
                 content = token[quote + 2 + len(delim) : -(2 + len(delim))]
-            strings.append((m.start() + quote + 1, content))
+            if has_candidate(content):
+                strings.append((m.start() + quote + 1, content))
             pieces.append(token[: quote + 1] + _blank(token[quote + 1 : -1]) + token[-1])
         else:  # char literal
             pieces.append(token[0] + _blank(token[1:-1]) + token[-1])
