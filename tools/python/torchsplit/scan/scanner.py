@@ -34,11 +34,9 @@ from __future__ import annotations
 
 import bisect
 import functools
-import io
 import os
 import re
 import stat
-import tokenize
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -696,37 +694,53 @@ def _string(content: str, line_no: int, col: int, add) -> None:
 # --- Python -----------------------------------------------------------------------------
 
 
+# Python comments and string literals (any prefix, triple quotes across lines). A regular
+# expression instead of ``tokenize``: ten times faster, and it never gives up on a file.
+_PY_LEX = re.compile(
+    r"(?P<c>#[^\n]*)"
+    r"|[rRbBuUfF]{0,2}(?:'''(?P<b1>(?:\\.|[^\\])*?)'''"
+    r'|"""(?P<b2>(?:\\.|[^\\])*?)"""'
+    r"|'(?P<b3>(?:\\.|[^'\\\n])*)'"
+    r'|"(?P<b4>(?:\\.|[^"\\\n])*)")',
+    re.S,
+)
+_PY_BODIES = ("b1", "b2", "b3", "b4")
+
+
+def _lex_python(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]]:
+    pieces: list[str] = []
+    comments: list[tuple[int, str]] = []
+    strings: list[tuple[int, str]] = []
+    last = 0
+    for m in _PY_LEX.finditer(text):
+        pieces.append(text[last : m.start()])
+        token = m.group(0)
+        if m.group("c") is not None:
+            if has_candidate(token):
+                comments.append((m.start(), token))
+        else:
+            group = next(g for g in _PY_BODIES if m.group(g) is not None)
+            body = m.group(group)
+            if has_candidate(body):
+                strings.append((m.start(group), body))
+        pieces.append(_blank(token))
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces), comments, strings
+
+
 def scan_python_text(text: str, path: str) -> list[Finding]:
     findings: list[Finding] = []
     lines = _Lines(text)
-    masked = list(text.split("\n"))
-    comments: list[tuple[int, int, str]] = []
-    strings: list[tuple[int, int, str]] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT:
-                comments.append((tok.start[0], tok.start[1] + 1, tok.string))
-            elif tok.type == tokenize.STRING:
-                body = re.sub(r"^[A-Za-z]*('''|\"\"\"|'|\")", "", tok.string)
-                body = re.sub(r"('''|\"\"\"|'|\")$", "", body)
-                strings.append((tok.start[0], tok.start[1] + 1, body))
-            else:
-                continue
-            (sl, sc), (el, ec) = tok.start, tok.end
-            for ln in range(sl, el + 1):
-                row = masked[ln - 1]
-                a = sc if ln == sl else 0
-                b = ec if ln == el else len(row)
-                masked[ln - 1] = row[:a] + " " * (b - a) + row[b:]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass  # partial tokenisation: whatever was masked so far stays masked
+    code, comment_list, string_list = _lex_python(text)
+    comments = [(*lines.locate(o), body) for o, body in comment_list]
+    strings = [(*lines.locate(o), body) for o, body in string_list]
 
     def add(line: int, col: int, category: str, message: str, fams: tuple[str, ...]) -> None:
         findings.append(
             Finding(path, line, col, category, message, lines.line_text(line, col), families=fams)
         )
 
-    code = "\n".join(masked)
     taken: list[tuple[int, int]] = []
     for m in _PY_TORCH_CUDA.finditer(code):
         line_no, col = lines.locate(m.start())
