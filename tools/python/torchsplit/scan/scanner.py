@@ -302,9 +302,13 @@ _INCLUDE = re.compile(
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<name>\w+)")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GUARD_DIRECTIVES = frozenset(("if", "ifdef", "ifndef", "elif"))
+# Each alternative starts with a literal character so ``re`` can skip ahead fast; the
+# word boundary before it is a look-behind placed after that character.
 _PY_TORCH_CUDA = re.compile(
-    r"\btorch\.cuda\b|\btorch\.backends\.(?:cuda|cudnn|miopen)\b|\btorch\.version\.(?:cuda|hip)\b"
-    r"|\b_cuda_\w+|\.cuda\s*\(|\btorch\._C\._cuda\w*"
+    r"t(?<![\w.]t)orch\.(?:cuda|backends\.(?:cuda|cudnn|miopen)|version\.(?:cuda|hip)"
+    r"|_C\._cuda\w*)\b"
+    r"|_(?<![\w.]_)cuda_\w+"
+    r"|\.cuda\s*\("
 )
 _DEVICE_STRING = re.compile(r"(?P<w>cuda|hip)(?::(?:\d+|\{[^{}]*\}|%d|)?)?")
 _DEVICE_QUALIFIER = re.compile(r"(?:DeviceType|DispatchKey|Backend)\s*::\s*\Z")
@@ -698,10 +702,10 @@ def _string(content: str, line_no: int, col: int, add) -> None:
 # expression instead of ``tokenize``: ten times faster, and it never gives up on a file.
 _PY_LEX = re.compile(
     r"(?P<c>#[^\n]*)"
-    r"|[rRbBuUfF]{0,2}(?:'''(?P<b1>(?:\\.|[^\\])*?)'''"
+    r"|'''(?P<b1>(?:\\.|[^\\])*?)'''"
     r'|"""(?P<b2>(?:\\.|[^\\])*?)"""'
     r"|'(?P<b3>(?:\\.|[^'\\\n])*)'"
-    r'|"(?P<b4>(?:\\.|[^"\\\n])*)")',
+    r'|"(?P<b4>(?:\\.|[^"\\\n])*)"',
     re.S,
 )
 _PY_BODIES = ("b1", "b2", "b3", "b4")
