@@ -231,18 +231,20 @@ MOVE_NAME_WORDS: dict[str, tuple[str, ...]] = {"cuda": ("cuda",), "rocm": ()}
 MOVE_SUFFIXES: dict[str, tuple[str, ...]] = {"cuda": (".cu", ".cuh"), "rocm": ()}
 
 
-def move_family(path: str) -> tuple[str, str] | None:
+def move_family(path: str, family: str | None = None) -> tuple[str, str] | None:
     """``(family, criterion)`` when the RFC's inter-file criteria move ``path``.
 
-    A vendor directory decides first (``ATen/hip/X.cuh`` is ROCm's), then the name.
+    Only ``family``'s criteria when given; otherwise a vendor directory decides first
+    (``ATen/hip/X.cuh`` is ROCm's), then the name.
     """
+    chosen = [v for v in VENDORS if family is None or v.family == family]
     parts = path.split("/")
     name = parts[-1]
     for directory in parts[:-1]:
-        for vendor in VENDORS:
+        for vendor in chosen:
             if directory in MOVE_DIRS.get(vendor.family, ()):
                 return vendor.family, f"directory {directory}/"
-    for vendor in VENDORS:
+    for vendor in chosen:
         lower = name.lower()
         for word in MOVE_NAME_WORDS.get(vendor.family, ()):
             if word in lower:

@@ -57,10 +57,8 @@ def move_reason(path: str, family: str, moves_tsv: set[str] | None) -> str | Non
         if path in moves_tsv or any(path.endswith("/" + m) for m in moves_tsv if "/" in m):
             return "moves.tsv"
         return None
-    hit = vendors.move_family(path)
-    if hit is None or (family != "all" and hit[0] != family):
-        return None
-    return hit[1]
+    hit = vendors.move_family(path, None if family == "all" else family)
+    return None if hit is None else hit[1]
 
 
 def build_plan(

@@ -666,7 +666,8 @@ def _include(target, quoted, path, line_no, moved, file_moves, add) -> None:
             line_no,
             1,
             "cuda-include",
-            f"includes vendor header <{target}>",
+            f"includes {'vendor-named torch header' if head in TORCH_ROOTS else 'vendor header'}"
+            f" <{target}>",
             tuple(sorted(set(words.values()))),
         )
 
