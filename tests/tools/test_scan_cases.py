@@ -132,9 +132,11 @@ def test_prefilter_is_complete_for_the_vocabulary():
         for ws in t.values()
         for w in ws
     ]
-    libs = [lib for v in vendors.VENDORS for lib in v.libraries]
+    libs = [f"lib{lib}.so" for v in vendors.VENDORS for lib in v.libraries]
     for token in [*words, *libs, "__HIP_DEVICE_COMPILE__", "cuInit", "CUresult", "THCState"]:
         assert scanner.has_candidate(f"x {token} y"), token
+    # a vendor substring inside an ordinary word does not make a file worth lexing
+    assert not scanner.has_candidate("the relationship of a cube to a chip")
 
 
 def test_python_f_string_device_and_uppercase_label():

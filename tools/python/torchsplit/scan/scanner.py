@@ -113,6 +113,7 @@ def _trie(words: list[str]) -> str:
 _CANDIDATE_LOW = re.compile(_trie(list(vendors.source_substrings())))
 _CANDIDATE_LOW_I = re.compile(_CANDIDATE_LOW.pattern, re.IGNORECASE)
 _CANDIDATE_CU = re.compile(r"cu[A-Z]|CU[a-z]")
+_CU_SUFFIX = re.compile(r"\.cuh?\b")
 
 
 def _candidates(text: str) -> list[int]:
@@ -127,8 +128,22 @@ def _candidates(text: str) -> list[int]:
 
 
 def has_candidate(text: str) -> bool:
-    """Complete prefilter: False only when ``text`` cannot hold any finding."""
-    return bool(_CANDIDATE_LOW.search(text.lower()) or _CANDIDATE_CU.search(text) or ".cu" in text)
+    """Complete prefilter: False only when ``text`` cannot hold any finding.
+
+    A substring hit counts only when the identifier around it is a vendor token (so
+    "relationship" does not make a file worth lexing), a library file name
+    (``libMIOpen``), or a ``.cu``/``.cuh`` include.
+    """
+    for pos in _candidates(text):
+        start, end = _ident_at(text, pos)
+        ident = text[start:end]
+        if not ident:
+            continue
+        if ident.startswith("lib") or vendor_words(ident) or _COMPILER_MACRO.fullmatch(ident):
+            return True
+        if any(rx.match(ident) for _, rx in _API):
+            return True
+    return _CU_SUFFIX.search(text) is not None
 
 
 _COMPILER_MACRO = re.compile(r"\b" + vendors.COMPILER_MACRO_REGEX + r"\b")
