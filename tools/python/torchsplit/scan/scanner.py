@@ -894,9 +894,14 @@ class WalkIssue:
 
 
 def iter_files(
-    roots: Iterable[str], suffixes: tuple[str, ...], issues: list[WalkIssue]
+    roots: Iterable[str], suffixes: tuple[str, ...], issues: list[WalkIssue] | None = None
 ) -> Iterator[str]:
-    """Files to scan. Roots given explicitly are scanned whatever their suffix."""
+    """Files to scan. Roots given explicitly are scanned whatever their suffix.
+
+    Missing roots and directories that cannot be listed are appended to ``issues``.
+    """
+    if issues is None:
+        issues = []
     for root in roots:
         try:
             mode = os.stat(root).st_mode
