@@ -11,6 +11,7 @@ Add a vendor by adding a :class:`Vendor`; every check picks it up.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -183,3 +184,127 @@ def text_family(text: str) -> str | None:
         if family:
             return family
     return library_family(text) or toolkit_path_family(text)
+
+
+# --- Source-text vocabulary (used by ``torchsplit scan``) -------------------------------
+#
+# Words that name a vendor inside identifiers, include paths, strings and comments,
+# per family. A *prefix* word also matches with a suffix ("cudaMalloc", "NCCL2");
+# an *exact* word is short or common enough ("hip", "cub", "hsa") that it must be a
+# whole camel-case or ``_``-separated piece ("hipMalloc", "hip_runtime", "kHIP" but
+# never "ship" or "cube").
+
+SOURCE_PREFIX_WORDS: dict[str, tuple[str, ...]] = {
+    "cuda": (
+        "cuda",
+        "cudnn",
+        "nccl",
+        "nvshmem",
+        "cusparse",
+        "cublas",
+        "cusolver",
+        "cufft",
+        "curand",
+        "cudss",
+        "cutlass",
+        "nvrtc",
+        "nvtx",
+        "cupti",
+        "nvcc",
+        "libcuda",
+    ),
+    "rocm": (
+        "rocm",
+        "hipcc",
+        "miopen",
+        "rocblas",
+        "hipblas",
+        "hipsparse",
+        "hipfft",
+        "hiprand",
+        "hipsolver",
+        "hipcub",
+        "hiprtc",
+        "rccl",
+        "roctracer",
+        "rocprim",
+        "rocsolver",
+        "rocsparse",
+        "rocrand",
+        "amdhip",
+    ),
+}
+SOURCE_EXACT_WORDS: dict[str, tuple[str, ...]] = {
+    "cuda": ("nvml", "cub", "thrust"),
+    "rocm": ("hip", "hsa", "rsmi"),
+}
+
+# The legacy THC library is spelled in capitals followed by a capital, "_" or the end
+# ("THCState", "THCP_", "THC/"), never "THConcat".
+THC_REGEX = r"THC(?![a-z])"
+
+# Compiler-defined macros: the first group names the family ("CUDA"/"NVCC" vs "HIP").
+COMPILER_MACRO_REGEX = r"__(?:CUDA|NVCC|HIP)\w*__"
+
+# Vendor C API identifiers (runtime, driver and library calls and types).
+API_REGEX: dict[str, str] = {
+    "cuda": r"(?:cuda|cublas(?:Lt)?|cudnn|cufft|curand|cusparse(?:Lt)?|cusolver(?:Dn|Sp)?|"
+    r"nccl|nvrtc|nvml|nvtx|cupti|nvshmem|nvJitLink)[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*"
+    r"|CU(?:BLAS|DNN|FFT|RAND|SPARSE|SOLVER)_\w+|NCCL_[A-Z]\w*"
+    # CUDA_* is mostly torch's own macros (CUDA_ACC_TYPE): only the toolkit's spellings.
+    r"|CUDA_(?:VERSION|SUCCESS|ERROR_\w+|[RC]_\d+\w*)|CUDART_\w+",
+    "rocm": r"(?:hip|hipblas(?:Lt)?|hipsparse|hipfft|hiprand|hipsolver|miopen|rccl|"
+    r"roctracer|rocprofiler|hiprtc)[A-Z]\w*|(?:rocblas|rocsolver|rocsparse|rsmi|hsa|"
+    r"hipblaslt)_\w+|(?:HIPBLAS|HIPSPARSE|MIOPEN|ROCBLAS|HIP)_STATUS_\w+",
+}
+
+# Torch's own device-type spellings of each family: DeviceType::CUDA, kHIP, ...
+DEVICE_TYPE_WORDS: dict[str, tuple[str, ...]] = {"cuda": ("CUDA",), "rocm": ("HIP",)}
+
+# Directories and file names that make a file move under the RFC's inter-file criteria.
+MOVE_DIRS: dict[str, tuple[str, ...]] = {
+    "cuda": ("cuda", "cudnn", "THC"),
+    "rocm": ("hip", "miopen"),
+}
+MOVE_NAME_WORDS: dict[str, tuple[str, ...]] = {"cuda": ("cuda",), "rocm": ()}
+MOVE_SUFFIXES: dict[str, tuple[str, ...]] = {"cuda": (".cu", ".cuh"), "rocm": ()}
+
+
+def move_family(path: str, family: str | None = None) -> tuple[str, str] | None:
+    """``(family, criterion)`` when the RFC's inter-file criteria move ``path``.
+
+    Only ``family``'s criteria when given; otherwise a vendor directory decides first
+    (``ATen/hip/X.cuh`` is ROCm's), then the name.
+    """
+    chosen = [v for v in VENDORS if family is None or v.family == family]
+    parts = path.split("/")
+    name = parts[-1]
+    for directory in parts[:-1]:
+        for vendor in chosen:
+            if directory in MOVE_DIRS.get(vendor.family, ()):
+                return vendor.family, f"directory {directory}/"
+    for vendor in chosen:
+        lower = name.lower()
+        for word in MOVE_NAME_WORDS.get(vendor.family, ()):
+            if word in lower:
+                return vendor.family, f"name contains {word}"
+        if name.endswith(MOVE_SUFFIXES.get(vendor.family, ())):
+            return vendor.family, f"{os.path.splitext(name)[1]} file"
+    return None
+
+
+def source_substrings() -> tuple[str, ...]:
+    """Lower-case substrings at least one of which every vendor token contains.
+
+    With the case-sensitive driver-API spellings (``cuInit``, ``CUresult``) and the
+    ``.cu``/``.cuh`` suffixes this is a *complete* per-file prefilter: a file holding
+    none of them cannot hold a finding (every word, macro, API name, device type and
+    library name contains one).
+    """
+    subs: set[str] = {"thc"}
+    for table in (SOURCE_PREFIX_WORDS, SOURCE_EXACT_WORDS):
+        for words in table.values():
+            subs.update(words)
+    for vendor in VENDORS:
+        subs.update(lib.lower() for lib in vendor.libraries)
+    return tuple(sorted(subs))

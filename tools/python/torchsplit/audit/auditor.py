@@ -31,6 +31,9 @@ from torchsplit.audit.sources import check_sources
 from torchsplit.bazel_run import Bazel, BazelFailed, error_lines
 from torchsplit.scan.scanner import MovedFiles, iter_files, scan_paths
 
+# The scanner's include categories: a vendor header, a torch backend header, a moved file.
+_INCLUDE_CATEGORIES = ("cuda-include", "backend-include", "moved-include")
+
 # Errors cquery reports when the layering aspect (which .bazelrc attaches to every
 # build, cquery included) fails: expected on a repository with violations.
 _ASPECT_ERROR = re.compile(
@@ -506,7 +509,7 @@ class Auditor:
                 findings = scanned[tuple(dirs)]
             for f in findings:
                 m = _INCLUDE.search(f.text)
-                if f.category not in ("cuda-include", "moved-include") or m is None:
+                if f.category not in _INCLUDE_CATEGORIES or m is None:
                     continue
                 include = m.group(1)
                 if self.policy.is_exempt("", str(Path(f.path).parent)):
@@ -516,7 +519,7 @@ class Auditor:
                     if hit is None:
                         continue
                     message = f"includes <{include}>, which is {hit} (under {pair.target})"
-                elif f.category == "cuda-include" and not any(
+                elif f.category != "moved-include" and not any(
                     files.match(include) for files in moved.values()
                 ):
                     message = f"includes <{include}>, a header of {pair.target} (CUDA)"

@@ -60,7 +60,7 @@ class AllowEntry:
     _path_re: re.Pattern[str]
 
     def matches(self, finding: Finding) -> bool:
-        if self.category not in ("*", finding.category):
+        if self.category != "*" and self.category not in finding.categories:
             return False
         if not self._path_re.match(finding.path):
             return False

@@ -1,10 +1,14 @@
-"""``torchsplit scan``: report CUDA couplings inside files (exit 1 when any remain)."""
+"""``torchsplit scan``: report GPU-vendor couplings inside files.
+
+Exit 0 when nothing remains, 1 when findings (or, with ``--plan``, edits) remain, 2
+when a path could not be scanned (missing, unreadable): the rest is still scanned and
+reported, and each such path is named on stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -12,7 +16,9 @@ from pathlib import Path
 from torchsplit.errors import TorchsplitError
 from torchsplit.fsutil import write_output
 from torchsplit.scan.allowlist import apply_allowlist, load_allowlist
-from torchsplit.scan.scanner import CATEGORIES, DEFAULT_SUFFIXES, Finding, MovedFiles, scan_paths
+from torchsplit.scan.plan import build_plan, load_moves_tsv, plan_json, render_plan
+from torchsplit.scan.scanner import CATEGORIES, DEFAULT_SUFFIXES, Finding, MovedFiles, scan_tree
+from torchsplit.vendors import FAMILIES
 
 MOVED_PREFIX = "//third_device/"
 
@@ -49,7 +55,8 @@ def summary_rows(findings: list[Finding], depth: int) -> list[tuple[str, Counter
     for f in findings:
         parts = f.path.split("/")[:-1]
         directory = "/".join(parts[:depth]) or "."
-        per_dir.setdefault(directory, Counter())[f.category] += 1
+        for category in f.categories:
+            per_dir.setdefault(directory, Counter())[category] += 1
     return sorted(per_dir.items())
 
 
@@ -60,7 +67,7 @@ def render_summary(findings: list[Finding], depth: int) -> str:
     table = [header]
     for directory, counter in rows:
         table.append([directory, *(str(counter[c]) for c in used), str(sum(counter.values()))])
-    totals = Counter(f.category for f in findings)
+    totals = Counter(c for f in findings for c in f.categories)
     table.append(["TOTAL", *(str(totals[c]) for c in used), str(len(findings))])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     out = []
@@ -82,17 +89,21 @@ def render_text(findings: list[Finding]) -> str:
             if current is not None:
                 out.append("")
             current = f.path
-        span = f" [span {f.span[0]}-{f.span[1]}]" if f.span else ""
-        out.append(f"{f.path}:{f.line}:{f.column}: {f.category}: {f.message}{span}")
+        cats = "+".join(f.categories)
+        fams = ",".join(f.families)
+        out.append(f"{f.path}:{f.line}:{f.column}: {cats} [{fams}]: {f.message}")
         if f.text:
             out.append(f"    {f.text}")
     return "\n".join(out) + ("\n" if out else "")
 
 
+def _selected(f: Finding, categories: set[str], family: str) -> bool:
+    if not categories.intersection(f.categories):
+        return False
+    return family == "all" or family in f.families
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
-    for root in args.paths:
-        if not os.path.exists(root):
-            raise TorchsplitError("no such file or directory (expected a path to scan)", root)
     categories = set(CATEGORIES)
     if args.categories:
         categories = {c.strip() for c in args.categories.split(",") if c.strip()}
@@ -104,63 +115,100 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if args.no_comments:
         categories.discard("comment-mention")
     moved = None
-    if args.moves:
+    moves_tsv: set[str] | None = None
+    if args.moves and not args.moves.endswith(".json"):
+        moves_tsv = load_moves_tsv(args.moves)
+        moved = MovedFiles.from_sources(moves_tsv)
+    elif args.moves:
         moved = moved_from_report(args.moves)
     elif args.build_variables:
         moved = moved_from_build_variables(args.build_variables, args.rules)
     suffixes = DEFAULT_SUFFIXES
     if args.suffixes:
         suffixes = tuple(s if s.startswith(".") else f".{s}" for s in args.suffixes.split(","))
-    findings, scanned = scan_paths(
-        args.paths, base=args.base, suffixes=suffixes, moved=moved, jobs=args.jobs
-    )
-    findings = [f for f in findings if f.category in categories or f.category == "unreadable"]
+    result = scan_tree(args.paths, base=args.base, suffixes=suffixes, moved=moved, jobs=args.jobs)
+    for r in result.files:
+        r.findings = [f for f in r.findings if _selected(f, categories, args.family)]
+    findings = result.findings
     entries = load_allowlist(args.allowlist) if args.allowlist else []
     kept, allowed, unused = apply_allowlist(findings, entries)
+    issues = result.all_issues()
 
-    if args.format == "json":
-        data = {
-            "files_scanned": scanned,
-            "findings": [f.as_dict() for f in kept],
-            "allowed": [
-                {**f.as_dict(), "allowlist_entry": e.index, "reason": e.reason} for f, e in allowed
-            ],
-            "unused_allowlist_entries": [
-                {"index": e.index, "path": e.path, "category": e.category} for e in unused
-            ],
-            "summary": {
-                d: dict(sorted(c.items())) for d, c in summary_rows(kept, args.summary_depth)
-            },
-        }
-        text = json.dumps(data, indent=2) + "\n"
-    elif args.format == "summary":
-        text = render_summary(kept, args.summary_depth)
+    if args.plan:
+        allowed_ids = {id(f) for f, _ in allowed}
+        for r in result.files:
+            r.findings = [f for f in r.findings if id(f) not in allowed_ids]
+        plan = build_plan(result.files, args.family, moves_tsv, result.paths)
+        if args.format == "json":
+            data = {"files_scanned": result.scanned, **plan_json(plan, args.family)}
+            data["skipped"] = [
+                {"path": i.path, "message": i.message, "error": i.error} for i in issues
+            ]
+            text = json.dumps(data, indent=2) + "\n"
+        else:
+            text = render_plan(
+                plan, args.family, show_mentions=args.mentions, show_moves=args.show_moves
+            )
+        footer = (
+            f"torchsplit scan: {len(plan.edits)} file(s) to edit, {len(plan.moves)} to move, "
+            f"{sum(len(p) for p in plan.generated.values())} generated, "
+            f"{len(plan.mentions)} with mentions only; {result.scanned} file(s) scanned\n"
+        )
+        remaining = bool(plan.edits)
     else:
-        text = render_text(kept)
-    footer = (
-        f"torchsplit scan: {len(kept)} finding(s) in {len({f.path for f in kept})} file(s); "
-        f"{len(allowed)} allowlisted; {scanned} file(s) scanned\n"
-    )
+        if args.format == "json":
+            data = {
+                "files_scanned": result.scanned,
+                "findings": [f.as_dict() for f in kept],
+                "allowed": [
+                    {**f.as_dict(), "allowlist_entry": e.index, "reason": e.reason}
+                    for f, e in allowed
+                ],
+                "unused_allowlist_entries": [
+                    {"index": e.index, "path": e.path, "category": e.category} for e in unused
+                ],
+                "summary": {
+                    d: dict(sorted(c.items())) for d, c in summary_rows(kept, args.summary_depth)
+                },
+                "skipped": [
+                    {"path": i.path, "message": i.message, "error": i.error} for i in issues
+                ],
+            }
+            text = json.dumps(data, indent=2) + "\n"
+        elif args.format == "summary":
+            text = render_summary(kept, args.summary_depth)
+        else:
+            text = render_text(kept)
+        footer = (
+            f"torchsplit scan: {len(kept)} finding(s) in {len({f.path for f in kept})} "
+            f"file(s); {len(allowed)} allowlisted; {result.scanned} file(s) scanned\n"
+        )
+        remaining = bool(kept)
     if args.output:
         write_output(args.output, text)
     else:
         sys.stdout.write(text)
+    for issue in issues:
+        kind = "error" if issue.error else "note"
+        sys.stderr.write(f"torchsplit scan: {kind}: {issue.path}: {issue.message}\n")
     sys.stderr.write(footer)
     for entry in unused:
         sys.stderr.write(
             f"torchsplit scan: warning: allowlist entry #{entry.index} ({entry.path}, "
             f"{entry.category}) matched nothing\n"
         )
-    return 0 if not kept or args.exit_zero else 1
+    if any(i.error for i in issues):
+        return 2
+    return 0 if not remaining or args.exit_zero else 1
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = subparsers.add_parser(
         "scan",
-        help="find CUDA couplings inside C/C++/CUDA/Python files",
-        description="Report CUDA couplings with file:line and a category. Exit 1 when any "
-        "finding is not allowlisted. Categories: "
-        + "; ".join(f"{k} ({v})" for k, v in CATEGORIES.items()),
+        help="find CUDA/ROCm couplings inside C/C++/CUDA/Python files",
+        description="Report GPU-vendor couplings with file:line, categories and family. Exit "
+        "1 when any finding is not allowlisted, 2 when a path could not be scanned. "
+        "Categories: " + "; ".join(f"{k} ({v})" for k, v in CATEGORIES.items()),
     )
     p.add_argument("paths", nargs="+", help="files or directories to scan")
     p.add_argument("--format", choices=("text", "json", "summary"), default="text")
@@ -169,7 +217,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument("--categories", help="comma-separated categories to report (default: all)")
     p.add_argument("--no-comments", action="store_true", help="do not report comment mentions")
     p.add_argument("--base", default=".", help="paths are reported relative to this directory")
-    p.add_argument("--moves", help="reorg report.json: flag includes of files that move")
+    p.add_argument(
+        "--moves",
+        help="files that move: reorg emit's moves.tsv (the --plan move set; includes of them "
+        "are flagged) or a reorg report.json",
+    )
+    p.add_argument(
+        "--plan",
+        action="store_true",
+        help="the work list: edits (files that stay with code couplings, ranked), moves, "
+        "generated files (per template), mentions only",
+    )
+    p.add_argument(
+        "--family",
+        choices=("all", *FAMILIES),
+        default="all",
+        help="vendor family: cuda (the RFC's CUDA-only view), rocm, or all (whole GPU)",
+    )
+    p.add_argument("--mentions", action="store_true", help="--plan: list mention-only files")
+    p.add_argument("--show-moves", action="store_true", help="--plan: list the moving files")
     p.add_argument("--build-variables", help="or classify this build_variables.bzl to know moves")
     p.add_argument("--rules", help="rules TOML used with --build-variables")
     p.add_argument("--suffixes", help="comma-separated file suffixes to scan")

@@ -1,0 +1,281 @@
+"""Regression tests for issue 15: each false positive/miss of the scanner, ROCm parity,
+the --plan work list and robustness on odd trees. Fixtures under fixtures/scan_cases are
+invented lines that only mirror the shapes found in real PyTorch headers."""
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from torchsplit import vendors
+from torchsplit.cli import main
+from torchsplit.scan import scanner
+from torchsplit.scan.scanner import scan_c_text, scan_python_text, scan_tree
+
+CASES = Path(__file__).parent / "fixtures" / "scan_cases"
+
+
+@pytest.fixture(scope="module")
+def half():
+    path = CASES / "ATen" / "native" / "HalfMath.h"
+    found = scan_c_text(path.read_text(), "ATen/native/HalfMath.h")
+    return found
+
+
+def _at(found, line):
+    return [f for f in found if f.line == line]
+
+
+def test_rocm_conditional_carries_every_category_and_labels_each_branch(half):
+    (cond,) = _at(half, 12)
+    assert cond.categories == ("use-cuda-guard", "cuda-compiler-macro")
+    assert cond.families == ("cuda", "rocm")
+    assert cond.span == (12, 18)  # the whole #if .. #endif, not just the first branch
+    assert cond.branches == ((12, 14, "ROCm side"), (14, 16, "CUDA side"), (16, 18, "other"))
+    # the #elif and #else lines are not reported again
+    assert not _at(half, 14) and not _at(half, 16)
+
+
+def test_category_filter_finds_rocm_guard_filed_with_compiler_macro(capsys):
+    code = main(
+        [
+            "scan",
+            str(CASES / "ATen"),
+            "--base",
+            str(CASES),
+            "--categories",
+            "use-cuda-guard",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [(f["path"], f["line"]) for f in data["findings"]] == [("ATen/native/HalfMath.h", 12)]
+
+
+def test_tokens_inside_define_bodies_keep_their_physical_columns(half):
+    assert [(f.line, f.column, f.category) for f in _at(half, 26)] == [(26, 17, "is-cuda")]
+    assert [(f.line, f.column, f.category) for f in _at(half, 27)] == [(27, 32, "device-type-cuda")]
+
+
+def test_false_positives_are_gone(half):
+    # a constant that starts with kCUDA is not a device type
+    assert [f.category for f in _at(half, 20)] == ["cuda-mention"]
+    # THConcat is not the THC library
+    assert _at(half, 5) == []
+    # a template parameter named is_cuda tests nothing
+    assert [f.category for f in _at(half, 22)] == ["cuda-mention"]
+    # an upper-case "CUDA" label is not a device string
+    assert [f.category for f in _at(half, 37)] == ["cuda-mention"]
+
+
+def test_include_guard_named_like_thc_is_not_a_cuda_guard():
+    text = (CASES / "ATen" / "native" / "StorageGuard.h").read_text()
+    assert scan_c_text(text, "StorageGuard.h") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "name", "family"),
+    [
+        (30, "CUFFT_CHECK", "cuda"),
+        (31, "MIOPEN_CHECK", "rocm"),
+        (32, "TORCH_HIPBLASLT_CHECK", "rocm"),
+        (33, "C10D_NCCL_CHECK", "cuda"),
+        (34, "C10_LIBCUDA_DRIVER_API_REQUIRED", "cuda"),
+    ],
+)
+def test_check_macros(half, line, name, family):
+    hits = [f for f in _at(half, line) if f.category == "cuda-api-macro"]
+    assert [(f.message, f.families) for f in hits] == [(f"uses {name}", (family,))]
+
+
+def test_rocm_parity_includes_device_types_and_macros(half):
+    cats = {(f.line, f.category, f.families) for f in half}
+    assert {
+        (3, "backend-include", ("rocm",)),  # <ATen/hip/...cuh>: a hip/ directory
+        (6, "cuda-include", ("rocm",)),
+        (7, "backend-include", ("rocm",)),
+        (8, "cuda-include", ("rocm",)),
+        (9, "cuda-include", ("rocm",)),
+        (10, "cuda-include", ("cuda",)),  # <nvml.h>
+        (35, "device-type-cuda", ("rocm",)),  # kHIP
+        (36, "device-type-cuda", ("rocm",)),  # DeviceType::HIP
+        (41, "cuda-compiler-macro", ("rocm",)),  # __HIP__
+    } <= cats
+
+
+def test_relative_include_resolves_against_the_including_file(half):
+    (inc,) = _at(half, 4)
+    assert inc.category == "backend-include"
+    assert "ATen/cuda/ReduceHelper.cuh" in inc.message
+
+
+def test_vendor_api_and_dlopen(half):
+    assert ("vendor-api", "uses cuLaunchKernel") in {(f.category, f.message) for f in half}
+    assert [f.category for f in _at(half, 38)] == ["dlopen"]
+
+
+def test_no_word_prefilter_loses_hip_device_compile():
+    result = scan_tree([str(CASES / "ATen" / "native" / "DeviceCompileOnly.h")], base=str(CASES))
+    (finding,) = result.findings
+    assert finding.category == "cuda-compiler-macro" and finding.families == ("rocm",)
+
+
+def test_prefilter_is_complete_for_the_vocabulary():
+    # every vocabulary word, library and compiler/driver spelling passes the prefilter
+    words = [
+        w
+        for t in (vendors.SOURCE_PREFIX_WORDS, vendors.SOURCE_EXACT_WORDS)
+        for ws in t.values()
+        for w in ws
+    ]
+    libs = [f"lib{lib}.so" for v in vendors.VENDORS for lib in v.libraries]
+    for token in [*words, *libs, "__HIP_DEVICE_COMPILE__", "cuInit", "CUresult", "THCState"]:
+        assert scanner.has_candidate(f"x {token} y"), token
+    # a vendor substring inside an ordinary word does not make a file worth lexing
+    assert not scanner.has_candidate("the relationship of a cube to a chip")
+
+
+def test_python_f_string_device_and_uppercase_label():
+    text = (CASES / "torch" / "ranks.py").read_text()
+    found = {(f.line, f.category) for f in scan_python_text(text, "ranks.py")}
+    assert found == {(2, "cuda-device-string"), (3, "cuda-mention")}
+
+
+def test_family_flag_switches_views(capsys):
+    main(["scan", str(CASES), "--base", str(CASES), "--family", "rocm", "--format", "json"])
+    rocm = json.loads(capsys.readouterr().out)["findings"]
+    assert rocm and all("rocm" in f["families"] for f in rocm)
+    main(["scan", str(CASES), "--base", str(CASES), "--family", "cuda", "--format", "json"])
+    cuda = json.loads(capsys.readouterr().out)["findings"]
+    assert cuda and all("cuda" in f["families"] for f in cuda)
+    assert {f["line"] for f in rocm if f["path"].endswith("HalfMath.h")} != {
+        f["line"] for f in cuda if f["path"].endswith("HalfMath.h")
+    }
+
+
+# --- the --plan work list ---------------------------------------------------------------
+
+
+def _plan_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    files = {
+        "ATen/cuda/Ctx.h": "int a;\n",  # moves: a cuda/ directory, no finding at all
+        "ATen/native/hip/K.h": "int b;\n",  # moves only in the whole-GPU view
+        "ATen/native/Kern.cuh": "int c;\n",
+        "ATen/CudaThing.h": "int d;\n",  # name contains cuda
+        "ATen/core/Stays.h": "#ifdef USE_CUDA\nint x;\n#endif\nbool f(T t) { return t.is_cuda(); }",
+        "ATen/core/Other.h": "#include <cuda_runtime.h>\n",
+        "ATen/core/Words.h": "// runs on CUDA too\nint y;\n",
+    }
+    gen = "// @generated by torchgen/gen.py from Operator.h\n"
+    files["ATen/ops/a_ops.h"] = gen + "int k; // cuda\n"
+    files["ATen/ops/b_ops.h"] = gen + "#ifdef USE_CUDA\n#endif\n"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
+
+def test_plan_buckets_and_ranking(tmp_path, capsys):
+    root = _plan_tree(tmp_path)
+    assert main(["scan", "--plan", str(root), "--base", str(root), "--format", "json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    edits = [f["path"] for d in data["edits"] for f in d["files"]]
+    assert edits == ["ATen/core/Stays.h", "ATen/core/Other.h"]  # ranked by couplings
+    assert data["edit_counts"] == {"cuda-include": 1, "is-cuda": 1, "use-cuda-guard": 1}
+    assert {m["path"]: m["criterion"] for m in data["moves"]} == {
+        "ATen/cuda/Ctx.h": "directory cuda/",
+        "ATen/native/hip/K.h": "directory hip/",
+        "ATen/native/Kern.cuh": ".cuh file",
+        "ATen/CudaThing.h": "name contains cuda",
+    }
+    assert data["generated"] == [
+        {
+            "template": "torchgen/gen.py:Operator.h",
+            "files": ["ATen/ops/a_ops.h", "ATen/ops/b_ops.h"],
+        }
+    ]
+    assert [m["path"] for m in data["mentions_only"]] == ["ATen/core/Words.h"]
+    main(["scan", "--plan", "--family", "cuda", str(root), "--base", str(root)])
+    text = capsys.readouterr().out
+    assert text.startswith("EDITS (cuda): 2 file(s) stay in core with 3 code coupling(s)")
+    assert "MOVES: 3 file(s)" in text  # hip/ stays in the RFC's CUDA-only view
+    assert "GENERATED: 2 file(s) from 1 template(s)" in text
+    assert "ATen/core/Words.h" not in text  # mentions are opt-in
+    main(["scan", "--plan", "--mentions", str(root), "--base", str(root)])
+    assert "ATen/core/Words.h" in capsys.readouterr().out
+
+
+def test_plan_moves_from_a_moves_tsv(tmp_path, capsys):
+    root = _plan_tree(tmp_path)
+    tsv = tmp_path / "moves.tsv"
+    tsv.write_text("source\ttarget\nATen/core/Other.h\t//third_device/torch_cuda:x\n")
+    main(
+        ["scan", "--plan", str(root), "--base", str(root), "--moves", str(tsv), "--format", "json"]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert [m["path"] for m in data["moves"]] == ["ATen/core/Other.h"]
+    assert [f["path"] for d in data["edits"] for f in d["files"]] == ["ATen/core/Stays.h"]
+
+
+# --- robustness -------------------------------------------------------------------------
+
+
+def test_fifo_is_skipped_with_a_note(tmp_path, capsys):
+    (tmp_path / "ok.h").write_text("#ifdef USE_CUDA\n#endif\n")
+    os.mkfifo(tmp_path / "pipe.h")
+    assert main(["scan", str(tmp_path), "--base", str(tmp_path)]) == 1  # did not hang
+    err = capsys.readouterr().err
+    assert "note: " in err and "pipe.h: skipped: not a regular file (named pipe)" in err
+    assert main(["scan", str(tmp_path / "pipe.h")]) == 0  # given explicitly: skipped too
+
+
+def test_binary_skipped_and_long_line_truncated(tmp_path, capsys):
+    (tmp_path / "blob.h").write_bytes(b"cuda\0" * 1000)
+    long_line = "int x = kCUDA;" + " " * 200_000 + "// end\n"
+    (tmp_path / "long.h").write_text(long_line)
+    result = scan_tree([str(tmp_path / "blob.h"), str(tmp_path)], base=str(tmp_path))
+    notes = {i.path: i.message for i in result.all_issues()}
+    assert notes == {"blob.h": "skipped: binary file (NUL byte in the first 8 KiB)"}
+    (finding,) = result.findings
+    assert finding.category == "device-type-cuda"
+    assert len(finding.text) <= scanner.TEXT_WIDTH + 6
+
+
+def test_missing_and_unreadable_paths_reported_rest_scanned(tmp_path, capsys, monkeypatch):
+    (tmp_path / "ok.h").write_text("#ifdef USE_ROCM\n#endif\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # root ignores mode bits: make the listing fail as it would
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    code = main(["scan", str(tmp_path), str(tmp_path / "missing.h"), "--base", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "ok.h:1:1: use-cuda-guard [rocm]" in captured.out
+    assert f"error: {locked}: cannot list: Permission denied" in captured.err
+    assert f"error: {tmp_path / 'missing.h'}: No such file or directory" in captured.err
+
+
+def test_output_refuses_missing_parent_and_honours_umask(tmp_path, capsys):
+    src = tmp_path / "a.h"
+    src.write_text("#ifdef USE_CUDA\n#endif\n")
+    assert main(["scan", str(src), "-o", str(tmp_path / "no" / "out.txt")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    old = os.umask(0o027)
+    try:
+        main(["scan", str(src), "-o", str(tmp_path / "out.txt")])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == 0o640
+    main(["scan", str(src), "-o", os.devnull])  # written through, never replaced
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
