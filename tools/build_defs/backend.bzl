@@ -47,7 +47,9 @@ def device_backend(
         kernel_library = None,
         target_compatible_with = [],
         module_deps = {},
-        kernel_defines = []):
+        kernel_defines = [],
+        extension_linkopts = [],
+        extension_linker_inputs = []):
     """Stamps out a backend's standard targets (see the file docstring).
 
     Args:
@@ -116,6 +118,8 @@ def device_backend(
         name = "%s/%s" % (name, extension),
         srcs = package_sources(sources["pybinding"]),
         deps = [":" + m for m in BACKEND_MODULES if m != "pybinding"] + module_deps.get("pybinding", []),
+        linkopts = extension_linkopts,
+        additional_linker_inputs = extension_linker_inputs,
         **common
     )
     native.alias(

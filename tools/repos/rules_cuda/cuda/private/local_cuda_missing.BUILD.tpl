@@ -16,4 +16,6 @@ cc_library(name = "cuda_runtime_static")
 
 cc_library(name = "cuda_runtime")
 
+cc_library(name = "cuda_runtime_shared")
+
 cc_library(name = "cupti")
