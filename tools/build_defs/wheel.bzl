@@ -14,7 +14,7 @@ load("@local_config_python//:python_tag.bzl", "PYTHON_TAG")
 VERSION = "0.1.0"
 
 # The platform tag `auditwheel show` confirms for every wheel (tests/install).
-PLATFORM_TAG = "manylinux_2_34_x86_64"
+PLATFORM_TAG = "manylinux_2_35_x86_64"
 
 # The one file the wheels' pinned requirements (NVIDIA's CUDA wheels) come from.
 PINS_FILE = "//:requirements.txt"
