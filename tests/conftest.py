@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from builds import NO_CUDA_BUILD, cuda_extension_built
+
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
 PACKAGE_ROOTS = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
@@ -78,10 +80,10 @@ def bazel() -> Bazel:
 
 
 def _cuda_device_count() -> int:
-    try:
-        import torch_cuda
-    except ImportError:
+    if not cuda_extension_built():
         return 0
+    import torch_cuda
+
     return torch_cuda.device_count()
 
 
@@ -93,8 +95,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     count = _cuda_device_count()
     if count > 0:
         return
-    import torch_cuda
+    if cuda_extension_built():
+        import torch_cuda
 
-    reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+        reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+    else:
+        reason = f"needs a CUDA device: {NO_CUDA_BUILD}"
     for item in gpu_items:
         item.add_marker(pytest.mark.skip(reason=reason))
