@@ -13,7 +13,7 @@ NO_CUDA_BUILD = (
 
 
 def cuda_extension_built() -> bool:
-    """Whether torch_cuda's _CUDAC.so is in bazel-bin (source checkout) or beside the sources (runfiles)."""
+    """Whether _CUDAC.so is in bazel-bin (checkout) or beside the sources (runfiles)."""
     return any(
         (base / "third_device/torch_cuda/torch_cuda/_CUDAC.so").exists()
         for base in (REPO / "bazel-bin", REPO)
