@@ -26,8 +26,10 @@ def wheels(bazel) -> dict[str, Path]:
     """distribution -> release wheel (torch_cuda's only where CUDA can be built)."""
     bazel.run("build", "--config=release", "//:wheels")
     bin_dir = Path(bazel.run("info", "--config=release", "bazel-bin").stdout.strip())
-    found = {}
-    for wheel in [*bin_dir.glob("core/*.whl"), *bin_dir.glob("third_device/*/*.whl")]:
+    found: dict[str, Path] = {}
+    # Oldest first: Bazel leaves wheels of earlier versions or tags beside the new one.
+    built = [*bin_dir.glob("core/*.whl"), *bin_dir.glob("third_device/*/*.whl")]
+    for wheel in sorted(built, key=lambda p: p.stat().st_mtime):
         match = WHEEL_NAME.match(wheel.name)
         assert match, f"unexpected wheel name {wheel.name}"
         found[match.group("dist")] = wheel
