@@ -6,6 +6,7 @@ Prints figures; asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -16,8 +17,11 @@ from torchsplit.scan.scanner import scan_paths
 
 
 def main(argv: list[str]) -> int:
-    if argv:
-        root = Path(argv[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("dir", nargs="?", type=Path, help="headers to scan")
+    directory = parser.parse_args(argv).dir
+    if directory is not None:
+        root = directory
     else:
         try:
             import torch

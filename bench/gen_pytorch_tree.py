@@ -16,6 +16,7 @@ Usage: python3 bench/gen_pytorch_tree.py OUT
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -249,10 +250,11 @@ def generate(out: Path) -> dict[str, int]:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__)
-        return 2
-    counts = generate(Path(argv[0]))
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("out", type=Path, help="directory to write the tree into")
+    counts = generate(parser.parse_args(argv).out)
     print(f"{counts['sources']} placeholder sources, {counts['build_files']} BUILD files")
     return 0
 
