@@ -59,6 +59,11 @@ NOTES: dict[int, str] = {
         "s list names and counts, BUILD overlay from `torchsplit reorg emit`. The `torchs"
         "plit audit` column is filled once the layering CLI is in the checkout.\n"
     ),
+    5: (
+        "`python3 bench/bench_ops.py`: the release wheels of dist/ (`tools/dev wheels`, "
+        "-c opt) installed in a temporary virtualenv, against NumPy and PyTorch's CPU "
+        "wheel, one thread each. The issue's fastbuild (-O0) figures were 15-185x NumPy.\n"
+    ),
 }
 CC = (".cc", ".cpp")
 Table = list[list[str]]
@@ -278,9 +283,17 @@ def bench_query(work: Path) -> str:
     return table(head, rows)
 
 
+def bench_ops() -> str:
+    """Section 5: bench_ops.py over the wheels in dist/ (tools/dev wheels makes them)."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bench_ops.py")], capture_output=True, text=True
+    )
+    return proc.stdout if proc.returncode == 0 else f"not measured: {proc.stderr.strip()}"
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="1,2,3,4", help="comma-separated benchmark numbers")
+    parser.add_argument("--only", default="1,2,3,4,5", help="comma-separated benchmark numbers")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     args = parser.parse_args(argv)
     wanted = {int(x) for x in args.only.split(",")}
@@ -326,6 +339,9 @@ def main(argv: list[str]) -> int:
             print(sections[-2], flush=True)
         if 4 in wanted:
             sections += ["## 4. Analysis, query and audit time\n", NOTES[4], bench_query(work), ""]
+            print(sections[-2], flush=True)
+        if 5 in wanted:
+            sections += ["## 5. Op timings of the release wheels\n", NOTES[5], bench_ops(), ""]
             print(sections[-2], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

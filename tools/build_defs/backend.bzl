@@ -62,6 +62,9 @@ def device_backend(
       module_deps: dict module (or "headers") -> extra deps (toolkit libraries).
       kernel_defines: defines for device sources, e.g. the qualifiers that
         core's shared op math expands (TORCH_OP_QUALIFIERS).
+      extension_linkopts: extra link options of the Python extension
+        (e.g. a version script exporting only its PyInit_ symbol).
+      extension_linker_inputs: files those link options name.
     """
     if native.package_name() != "third_device/" + name:
         fail("device_backend(name = '%s') must be called from third_device/%s/BUILD.bazel, not //%s" % (name, name, native.package_name()))
