@@ -248,3 +248,32 @@ def test_installed_cuda_backend_without_a_driver(venv: Venv, wheels: dict[str, P
         pytest.skip("this machine has a CUDA device")
     assert (available, count) == ("False", "0")
     assert "driver" in reason.lower(), reason
+
+
+NVIDIA_WHEELS = """
+import numpy as np, os, tempfile
+os.environ["TORCH_CORE_JIT_CACHE"] = tempfile.mkdtemp()
+import torch_core as tc
+from torch_core import jit
+from torch_cuda import jit as cuda_jit
+from torch_cuda.distributed import nccl_version
+
+x = tc.tensor(np.ones(3, dtype=np.float32))
+graph = jit.trace(lambda a, b: (a * b).relu().exp(), [x, x], "float32")
+compiled = cuda_jit.compile_graph(graph, "sm_90")
+print(".".join(map(str, cuda_jit.nvrtc_version())), compiled.cubin[:4] == b"\\x7fELF")
+print(".".join(map(str, nccl_version())))
+"""
+
+
+def test_installed_cuda_backend_uses_the_nvidia_wheels(venv: Venv, wheels: dict[str, Path]) -> None:
+    """NVRTC compiles with the header in torch_core's wheel; NCCL loads from its wheel."""
+    if "torch_cuda" not in wheels:
+        pytest.skip("no torch_cuda wheel on this machine")
+    proc = venv.run(NVIDIA_WHEELS)
+    assert proc.returncode == 0, proc.stderr
+    nvrtc, nccl = proc.stdout.splitlines()
+    pins = requirement_pins()
+    assert nvrtc.split()[0] == ".".join(pins["nvidia-cuda-nvrtc"].split(".")[:2])
+    assert nvrtc.split()[1] == "True"
+    assert nccl == pins["nvidia-nccl-cu13"]
