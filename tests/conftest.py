@@ -15,6 +15,11 @@ from pathlib import Path
 
 import pytest
 
+# tests/ itself: under `bazel test` it is a package (Bazel adds __init__.py
+# files) and pytest does not put it on sys.path.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 from builds import NO_CUDA_BUILD, cuda_extension_built
 
 REPO = Path(__file__).resolve().parent.parent
