@@ -149,7 +149,8 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
         requires = ["torch_core==" + VERSION],
         pinned_requires = pinned_requires,
         entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):], backend)]},
-        # A wheel is a leaf: //:wheels collects it, nothing links it.
-        visibility = ["//visibility:public"],
+        # A wheel is a leaf: only //:wheels collects it (the layering policy
+        # forbids core and other backends to see a backend's targets).
+        visibility = ["//:__pkg__"],
         **kwargs
     )
