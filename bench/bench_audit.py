@@ -8,6 +8,7 @@ Times the whole CLI (`tools/torchsplit audit --json`) as CI runs it. Target: war
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -38,7 +39,9 @@ def audit() -> tuple[float, dict[str, object]]:
 
 
 def main(argv: list[str]) -> int:
-    runs = int(argv[0]) if argv else 5
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=5, help="warm runs (default 5)")
+    runs = parser.parse_args(argv).runs
     subprocess.run([str(REPO / "tools" / "bazel"), "shutdown"], cwd=REPO, check=True)
     cold, report = audit()
     print(

@@ -6,9 +6,14 @@ Usage: python bench/bench_profiler.py   (after `tools/dev build`; run from the r
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
+
+if __name__ == "__main__":
+    # Before importing torch_core, so --help works without a build.
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
 
 REPO = Path(__file__).resolve().parent.parent
 for root in ("core", "third_device/torch_emu"):

@@ -6,6 +6,7 @@ Prints figures; asserts nothing.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -75,9 +76,12 @@ def bench(path: Path, runs: int = 7) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv:
-        for name in argv:
-            bench(Path(name))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="*", type=Path, help="build_variables.bzl files")
+    files = parser.parse_args(argv).files
+    if files:
+        for path in files:
+            bench(path)
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "build_variables.bzl"

@@ -8,6 +8,7 @@ shared, loaded machine the CPU time is the steadier figure) for 1 and 2 jobs, an
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import os
 import resource
@@ -28,8 +29,13 @@ def _cpu() -> float:
 
 
 def main(argv: list[str]) -> int:
-    if argv:
-        roots = [Path(a) for a in argv]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "dirs", nargs="*", type=Path, help="trees to scan (default: the torch wheel)"
+    )
+    dirs = parser.parse_args(argv).dirs
+    if dirs:
+        roots = list(dirs)
         base = roots[0]
     else:
         spec = importlib.util.find_spec("torch")

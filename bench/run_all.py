@@ -70,6 +70,11 @@ NOTES: dict[int, str] = {
         "s list names and counts, BUILD overlay from `torchsplit reorg emit`. The `torchs"
         "plit audit` column is filled once the layering CLI is in the checkout.\n"
     ),
+    5: (
+        "`python3 bench/bench_ops.py`: the release wheels of dist/ (`tools/dev wheels`, "
+        "-c opt) installed in a temporary virtualenv, against NumPy and PyTorch's CPU "
+        "wheel, one thread each. The issue's fastbuild (-O0) figures were 15-185x NumPy.\n"
+    ),
 }
 CC = (".cc", ".cpp")
 Table = list[list[str]]
@@ -292,6 +297,14 @@ def bench_query(work: Path, tiny: bool = False) -> str:
     return table(head, rows)
 
 
+def bench_ops() -> str:
+    """Section 5: bench_ops.py over the wheels in dist/ (tools/dev wheels makes them)."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bench_ops.py")], capture_output=True, text=True
+    )
+    return proc.stdout if proc.returncode == 0 else f"not measured: {proc.stderr.strip()}"
+
+
 def _remote(work: Path, tiny: bool) -> str:
     text, notes = bench_remote(work)
     if notes:
@@ -324,6 +337,7 @@ SECTIONS: list[Section] = [
         lambda w, t: bench_toolkit.body(w, tiny=t),
         has_tiny=True,
     ),
+    Section("ops", "Op timings of the release wheels", NOTES[5], lambda w, t: bench_ops()),
 ]
 
 

@@ -15,6 +15,13 @@ from pathlib import Path
 
 import pytest
 
+# tests/ itself: under `bazel test` it is a package (Bazel adds __init__.py
+# files) and pytest does not put it on sys.path.
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from builds import NO_CUDA_BUILD, cuda_extension_built
+
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
 # Core and every backend package under third_device/ (found, not listed: a new
@@ -104,10 +111,10 @@ def bazel() -> Bazel:
 
 
 def _cuda_device_count() -> int:
-    try:
-        import torch_cuda
-    except ImportError:
+    if not cuda_extension_built():
         return 0
+    import torch_cuda
+
     return torch_cuda.device_count()
 
 
@@ -127,9 +134,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     count = _cuda_device_count()
     if count > 0:
         return
-    import torch_cuda
+    if cuda_extension_built():
+        import torch_cuda
 
-    reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+        reason = f"needs a CUDA device: {torch_cuda._CUDAC._unavailable_reason()}"
+    else:
+        reason = f"needs a CUDA device: {NO_CUDA_BUILD}"
     if _gpu_required():
         pytest.exit(
             f"TORCH_CUDA_REQUIRE_GPU=1 and {len(gpu_items)} GPU test(s) cannot run: {reason}",

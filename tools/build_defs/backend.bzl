@@ -57,7 +57,9 @@ def device_backend(
         kernel_library = None,
         target_compatible_with = [],
         module_deps = {},
-        kernel_defines = []):
+        kernel_defines = [],
+        extension_linkopts = [],
+        extension_linker_inputs = []):
     """Stamps out a backend's standard targets (see the file docstring).
 
     Args:
@@ -71,6 +73,9 @@ def device_backend(
       module_deps: dict module (or "headers") -> extra deps (toolkit libraries).
       kernel_defines: defines for device sources, e.g. the qualifiers that
         core's shared op math expands (TORCH_OP_QUALIFIERS).
+      extension_linkopts: extra link options of the Python extension
+        (e.g. a version script exporting only its PyInit_ symbol).
+      extension_linker_inputs: files those link options name.
     """
     if native.package_name() != "third_device/" + name:
         fail("device_backend(name = '%s') must be called from third_device/%s/BUILD.bazel, not //%s" % (name, name, native.package_name()))
@@ -127,6 +132,8 @@ def device_backend(
         name = "%s/%s" % (name, extension),
         srcs = package_sources(sources["pybinding"]),
         deps = [":" + m for m in BACKEND_MODULES if m != "pybinding"] + module_deps.get("pybinding", []),
+        linkopts = extension_linkopts,
+        additional_linker_inputs = extension_linker_inputs,
         **common
     )
     native.alias(

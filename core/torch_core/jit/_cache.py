@@ -41,12 +41,14 @@ def include_root() -> Path:
     """The directory core's headers are included from ("aten/native/...").
 
     Next to the torch_core package in a source checkout and in Bazel's
-    runfiles (//core:torch_core ships the header as data).
+    runfiles (//core:torch_core ships the header as data); inside the package,
+    under include/, when installed from the wheel.
     """
     for entry in torch_core.__path__:
-        root = Path(entry).resolve().parent
-        if (root / MATH_HEADER).is_file():
-            return root
+        package = Path(entry).resolve()
+        for root in (package / "include", package.parent):
+            if (root / MATH_HEADER).is_file():
+                return root
     raise FileNotFoundError(
         f"jit: core's {MATH_HEADER} is not beside the torch_core package "
         f"(searched {list(torch_core.__path__)})"

@@ -1,7 +1,8 @@
 """Repository rules that expose Python's and pybind11's headers (no download).
 
 python_configure(name = "local_config_python") gives
-@local_config_python//:python_headers from the interpreter's sysconfig;
+@local_config_python//:python_headers from the interpreter's sysconfig
+(and PYTHON_TAG, e.g. "cp311", in @local_config_python//:python_tag.bzl);
 pybind11_configure(name = "pybind11") gives @pybind11//:pybind11 from the
 pybind11 pip package (pybind11.get_include()). The interpreter is the one
 @rules_python resolves ($PYTHON_BIN_PATH, else python3 on PATH).
@@ -16,6 +17,10 @@ def _python_configure_impl(rctx):
         fail("%s has no Python.h: install the Python development headers for %s" % (include, python))
     rctx.symlink(include, "include")
     rctx.template("BUILD.bazel", rctx.attr._build_tpl, {"%{python}": python})
+
+    # The ABI the extensions are built for, for wheel file names (cp311).
+    tag = run_python(rctx, python, "import sys; print('cp%d%d' % sys.version_info[:2])")
+    rctx.file("python_tag.bzl", "\"\"\"The interpreter's wheel tag.\"\"\"\n\nPYTHON_TAG = \"%s\"\n" % tag)
 
 python_configure = repository_rule(
     implementation = _python_configure_impl,

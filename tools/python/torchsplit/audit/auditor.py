@@ -9,7 +9,8 @@ over the packages that exist), the audit asks Bazel:
   see is an edge visibility no longer stops);
 
 and, for the header layer, runs the coupling scanner (torchsplit.scan.scanner) over the
-source directories of F. The clean case costs three Bazel calls; each violation
+source directories of F. The clean case costs four Bazel calls (the package
+listing, query, cquery, visible()); each violation
 then gets one ``--output=xml`` query for its path and one cquery.
 """
 

@@ -25,21 +25,26 @@ cc_library(
     deps = [":headers"],
 )
 
-cc_library(
-    name = "cuda_runtime",
-    deps = [":cuda_runtime_static"],
-)
-
-# libcudart.so.13 for dynamic linking (a wheel's extension then needs the
-# nvidia-cuda-runtime wheel, or the toolkit, at run time).
+# cudart as a shared library (libcudart.so.13), the way PyTorch's wheels use
+# it: an installed torch_cuda loads it from the nvidia-cuda-runtime wheel.
 cc_import(
-    name = "cuda_runtime_shared_import",
-    shared_library = "lib64/libcudart.so.13",
+    name = "cuda_runtime_import",
+    shared_library = "lib64/libcudart.so",
 )
 
 cc_library(
     name = "cuda_runtime_shared",
-    deps = [":cuda_runtime_shared_import", ":headers"],
+    linkopts = ["-ldl", "-lpthread", "-lrt"],
+    deps = [
+        ":cuda_runtime_import",
+        ":headers",
+    ],
+)
+
+# What cuda_library links: the shared runtime (one cudart per process).
+cc_library(
+    name = "cuda_runtime",
+    deps = [":cuda_runtime_shared"],
 )
 
 %{cupti}

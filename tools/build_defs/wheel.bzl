@@ -1,0 +1,156 @@
+"""torchsplit_wheel: a Python wheel (PEP 427) of one package, assembled by Bazel.
+
+One wheel per distribution, the way JAX ships jaxlib and its CUDA plugins:
+torch_core (no CUDA), and one wheel per backend that requires torch_core at
+the same version, declares the `torch_core.backends` entry point and finds
+libtorch_core.so (and NVIDIA's wheels) through $ORIGIN-relative RUNPATHs.
+Build the release (optimised, stripped) wheels with
+`bazelisk build --config=release //:wheels`, or `tools/dev wheels` (to dist/).
+"""
+
+load("@local_config_python//:python_tag.bzl", "PYTHON_TAG")
+
+# The distributions' version (pyproject.toml's project version).
+VERSION = "0.1.0"
+
+# The platform tag `auditwheel show` confirms for every wheel (tests/install).
+PLATFORM_TAG = "manylinux_2_35_x86_64"
+
+# The one file the wheels' pinned requirements (NVIDIA's CUDA wheels) come from.
+PINS_FILE = "//tools/cuda:requirements_lock.txt"
+
+# Where installed packages find each other, relative to a package directory
+# in site-packages ($ORIGIN is the extension's directory).
+TORCH_CORE_LIB = "$ORIGIN/../torch_core/lib"
+
+def _wheel_impl(ctx):
+    name = "%s-%s-%s-%s-%s.whl" % (ctx.attr.distribution, ctx.attr.version, PYTHON_TAG, PYTHON_TAG, ctx.attr.platform)
+    out = ctx.actions.declare_file(name)
+    args = ctx.actions.args()
+    args.add("--output", out)
+    args.add("--distribution", ctx.attr.distribution)
+    args.add("--version", ctx.attr.version)
+    args.add("--tag", "%s-%s-%s" % (PYTHON_TAG, PYTHON_TAG, ctx.attr.platform))
+    args.add("--summary", ctx.attr.summary)
+    args.add("--pins", ctx.file._pins)
+    for f in ctx.files.srcs:
+        if not f.short_path.startswith(ctx.attr.strip_prefix):
+            fail("%s is not under strip_prefix %s" % (f.short_path, ctx.attr.strip_prefix))
+        args.add("--file", "%s=%s" % (f.short_path[len(ctx.attr.strip_prefix):], f.path))
+    inputs = list(ctx.files.srcs)
+    for target, dest in ctx.attr.files.items():
+        files = target.files.to_list()
+        if len(files) != 1:
+            fail("%s: files maps one file to %s, got %d" % (target.label, dest, len(files)))
+        args.add("--file", "%s=%s" % (dest, files[0].path))
+        inputs.append(files[0])
+    for dest, runpath in ctx.attr.runpaths.items():
+        args.add("--runpath", "%s=%s" % (dest, runpath))
+    args.add_all(ctx.attr.requires, before_each = "--requires")
+    args.add_all(ctx.attr.pinned_requires, before_each = "--pinned-requires")
+    for group, entries in ctx.attr.entry_points.items():
+        for entry in entries:
+            args.add("--entry-point", "%s:%s" % (group, entry))
+    ctx.actions.run(
+        executable = ctx.executable._builder,
+        arguments = [args],
+        inputs = inputs + [ctx.file._pins],
+        outputs = [out],
+        mnemonic = "PyWheel",
+        progress_message = "Assembling wheel %s" % name,
+    )
+    return [DefaultInfo(files = depset([out]))]
+
+_wheel = rule(
+    implementation = _wheel_impl,
+    attrs = {
+        "distribution": attr.string(mandatory = True),
+        "entry_points": attr.string_list_dict(doc = "group -> ['name = module', ...]"),
+        "files": attr.label_keyed_string_dict(allow_files = True, doc = "built file -> path in the wheel"),
+        "pinned_requires": attr.string_list(doc = "distributions required at the version PINS_FILE pins"),
+        "platform": attr.string(mandatory = True),
+        "requires": attr.string_list(doc = "Requires-Dist lines as written"),
+        "runpaths": attr.string_dict(doc = "path in the wheel -> RUNPATH it gets (replaces Bazel's)"),
+        "srcs": attr.label_list(allow_files = [".py"]),
+        "strip_prefix": attr.string(mandatory = True),
+        "summary": attr.string(mandatory = True),
+        "version": attr.string(mandatory = True),
+        "_builder": attr.label(default = "//tools/build_defs:wheel_builder", executable = True, cfg = "exec"),
+        "_pins": attr.label(default = PINS_FILE, allow_single_file = True),
+    },
+    doc = "Assembles a wheel with a valid RECORD (tools/build_defs/wheel_builder.py).",
+)
+
+def torchsplit_wheel(
+        name,
+        distribution,
+        srcs,
+        summary,
+        files = {},
+        runpaths = {},
+        requires = [],
+        pinned_requires = [],
+        entry_points = {},
+        **kwargs):
+    """The wheel of one distribution of this package.
+
+    Args:
+      name: target name (conventionally "wheel").
+      distribution: the distribution and its top-level package, e.g. "torch_emu".
+      srcs: the package's Python sources, placed by their path in the package.
+      summary: one-line description (Summary:).
+      files: built file (extension, shared library, header) -> path in the wheel.
+      runpaths: path in the wheel -> $ORIGIN-relative RUNPATH.
+      requires: Requires-Dist lines.
+      pinned_requires: distributions required at PINS_FILE's pinned version.
+      entry_points: group -> ["name = module", ...].
+      **kwargs: common attributes (target_compatible_with, visibility, tags).
+    """
+    _wheel(
+        name = name,
+        distribution = distribution,
+        version = VERSION,
+        platform = PLATFORM_TAG,
+        srcs = srcs,
+        strip_prefix = native.package_name() + "/",
+        summary = summary,
+        files = files,
+        runpaths = runpaths,
+        requires = requires,
+        pinned_requires = pinned_requires,
+        entry_points = entry_points,
+        **kwargs
+    )
+
+def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], **kwargs):
+    """The wheel of a device backend (third_device/<backend>, see backend.bzl).
+
+    It requires torch_core at the same version, declares its
+    `torch_core.backends` entry point (torch_core imports it at start-up)
+    and finds libtorch_core.so in the installed torch_core.
+
+    Args:
+      name: target name (conventionally "wheel").
+      backend: the backend's name and package, e.g. "torch_emu".
+      extension: the extension module, e.g. "_EMUC".
+      summary: one-line description.
+      runpaths: further $ORIGIN-relative RUNPATH entries (e.g. NVIDIA's wheels).
+      pinned_requires: distributions required at PINS_FILE's pinned version.
+      **kwargs: common attributes (target_compatible_with, visibility, tags).
+    """
+    ext = "%s/%s.so" % (backend, extension)
+    torchsplit_wheel(
+        name = name,
+        distribution = backend,
+        srcs = native.glob(["%s/**/*.py" % backend]),
+        summary = summary,
+        files = {":" + ext: ext},
+        runpaths = {ext: ":".join([TORCH_CORE_LIB] + runpaths)},
+        requires = ["torch_core==" + VERSION],
+        pinned_requires = pinned_requires,
+        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):], backend)]},
+        # A wheel is a leaf: only //:wheels collects it (the layering policy
+        # forbids core and other backends to see a backend's targets).
+        visibility = ["//:__pkg__"],
+        **kwargs
+    )
