@@ -13,17 +13,6 @@ from torchsplit.errors import TorchsplitError
 from torchsplit.fsutil import OWNER_MARK, write_output, write_tree
 
 
-@pytest.fixture
-def null_device(tmp_path: Path) -> Path:
-    """A private character device with /dev/null's numbers (1, 3); needs root."""
-    node = tmp_path / "null"
-    try:
-        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    except PermissionError:
-        pytest.skip("mknod needs root (CAP_MKNOD)")
-    return node
-
-
 def test_a_character_device_is_written_through_not_replaced(null_device: Path) -> None:
     write_output(null_device, "discarded\n")
     assert stat.S_ISCHR(null_device.stat().st_mode)

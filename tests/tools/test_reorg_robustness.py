@@ -23,16 +23,6 @@ def _error(capsys) -> str:
     return err
 
 
-@pytest.fixture
-def null_device(tmp_path: Path) -> Path:
-    node = tmp_path / "null"
-    try:
-        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
-    except PermissionError:
-        pytest.skip("mknod needs root (CAP_MKNOD)")
-    return node
-
-
 @pytest.mark.parametrize(
     "command", [["reorg", "report"], ["reorg", "classify"], ["reorg", "evaluate"]]
 )

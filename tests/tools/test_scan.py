@@ -8,7 +8,8 @@ import pytest
 
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
-from torchsplit.scan.allowlist import apply_allowlist, glob_to_regex, load_allowlist
+from torchsplit.globs import glob_to_regex
+from torchsplit.scan.allowlist import apply_allowlist, load_allowlist
 from torchsplit.scan.scanner import MovedFiles, scan_c_text, scan_paths, scan_python_text
 
 SCAN = Path(__file__).parent / "fixtures" / "scan"

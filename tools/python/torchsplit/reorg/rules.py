@@ -68,6 +68,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 from torchsplit.errors import TorchsplitError
+from torchsplit.globs import glob_to_regex
 
 DEFAULT_RULES = "upstream_pytorch.toml"
 _KINDS = ("cc_library", "cuda_library", "cc_binary", "excluded")
@@ -161,28 +162,9 @@ class Glob:
         return f"glob({self.pattern})"
 
     def matches(self, path: str) -> bool:
-        return bool(_glob_regex(self.pattern).fullmatch(path)) and not any(
-            _glob_regex(p).fullmatch(path) for p in self.exclude
+        return bool(glob_to_regex(self.pattern).fullmatch(path)) and not any(
+            glob_to_regex(p).fullmatch(path) for p in self.exclude
         )
-
-
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
 
 
 @dataclass(frozen=True)

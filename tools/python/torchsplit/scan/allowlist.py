@@ -24,30 +24,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from torchsplit.errors import TorchsplitError
+from torchsplit.globs import glob_to_regex
 from torchsplit.scan.scanner import CATEGORIES, Finding
-
-
-def glob_to_regex(pattern: str) -> re.Pattern[str]:
-    """``**`` matches across ``/`` (``**/`` also matches nothing), ``*``/``?`` do not."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
 
 
 @dataclass(frozen=True)
