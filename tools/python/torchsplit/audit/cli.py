@@ -69,8 +69,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "audit",
         help="find dependencies the layering policy forbids, explained hop by hop",
         description="For every forbidden (from, to) pair of tools/layering/policy.bzl, run "
-        "`bazel query`/`cquery` somepath/allpaths and `visible()`, and scan the from-side's "
-        "sources for forbidden includes. Exit 0 clean, 1 on any violation, 2 when Bazel fails.",
+        "`bazel query` somepath/allpaths and `visible()` (then `cquery` on a violation), check "
+        "each layer's external repositories, and check what needs no build edge: core's Python "
+        "imports and loaders, C/C++ dlopen and includes, BUILD-file flags, and the built "
+        "artifacts (DT_NEEDED, vendor symbols and strings). "
+        "Exit 0 clean, 1 on any violation, 2 when Bazel fails.",
     )
     p.add_argument("--json", action="store_true", help="machine-readable report (for CI)")
     p.add_argument("--workspace", help="the Bazel workspace (default: the one around .)")
