@@ -50,12 +50,16 @@ for root in PACKAGE_ROOTS:
 def _layering_guard() -> object | None:
     """Core code loading a backend or vendor library fails the session (docs/layering.md)."""
     try:
+        from torchsplit.audit.policy import load_policy
         from torchsplit.audit.runtime import install
     except ImportError:  # under `bazel test`, whose runfiles have no tools/python
         return None
+    # The allowlisted loaders come from the policy itself, so the guard and the
+    # audit can never disagree about which core files may load code by name.
+    loaders = load_policy(REPO / "tools" / "layering" / "policy.bzl").dynamic_loaders
     backends = [p.name for p in (REPO / "third_device").glob("*/") if p.is_dir()]
     roots = [base / "core" / "torch_core" for base in (REPO, BAZEL_BIN)]
-    return install(REPO, roots, backends, ["core/torch_core/_backends.py"])
+    return install(REPO, roots, backends, loaders)
 
 
 LAYERING_GUARD = _layering_guard()

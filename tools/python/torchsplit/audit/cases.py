@@ -17,8 +17,12 @@ _DEVICE_CPP = "core/c10/core/Device.cpp"
 def edit(root: Path, rel: str, old: str, new: str) -> None:
     path = root / rel
     text = path.read_text()
-    if old not in text:
-        raise TorchsplitError(f"mutation anchor {old.strip()!r} not found", rel)
+    # An anchor must name one place: a second match (a BUILD file that gained a
+    # rule with the same attribute) would silently mutate the wrong rule.
+    count = text.count(old)
+    if count != 1:
+        found = "not found" if count == 0 else f"found {count} times"
+        raise TorchsplitError(f"mutation anchor {old.strip()!r} {found}", rel)
     path.write_text(text.replace(old, new, 1))
 
 
@@ -122,8 +126,8 @@ def emu_inactive_select(root: Path) -> None:
     edit(
         root,
         rel,
-        '    extension = "_EMUC",\n',
-        '    extension = "_EMUC",\n    module_deps = {"framework": select({\n'
+        '    name = "torch_emu",\n    extension = "_EMUC",\n',
+        '    name = "torch_emu",\n    extension = "_EMUC",\n    module_deps = {"framework": select({\n'
         '        ":borrow_cuda_streams": ["//third_device/torch_cuda:framework"],\n'
         '        "//conditions:default": [],\n    })},\n',
     )

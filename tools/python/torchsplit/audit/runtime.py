@@ -41,8 +41,9 @@ class Guard:
         self.repo = str(repo.resolve()) + "/"
         self.core_roots = [str(r.resolve()) + "/" for r in core_roots]
         self.backends = set(backends)
-        self.loaders = {str((repo / rel).resolve()) for rel in loaders}
-        self.loader_names = {Path(rel).name for rel in loaders}
+        # Repository-relative suffixes: the same file is loaded from the source tree
+        # or from bazel-bin (a different root, the same relative path).
+        self.loader_suffixes = tuple("/" + rel.lstrip("/") for rel in loaders)
         self.violations: list[str] = []
 
     # -- who is loading? ---------------------------------------------------------------
@@ -53,7 +54,7 @@ class Guard:
                 path = str(Path(name).resolve())
                 if path.startswith(self.repo) or any(path.startswith(r) for r in self.core_roots):
                     if any(path.startswith(r) for r in self.core_roots):
-                        if path in self.loaders or Path(path).name in self.loader_names:
+                        if path.endswith(self.loader_suffixes):
                             return None
                         shown = path.removeprefix(self.repo)
                         return f"{shown}:{frame.f_lineno}"
