@@ -16,7 +16,7 @@ WHEEL_NAME = re.compile(
 
 
 def requirement_pins() -> dict[str, str]:
-    """name -> version pinned by the CUDA lock (wheel.bzl's PINS_FILE) and requirements.txt."""
+    """name -> version pinned by the CUDA lock (torch_cuda's wheel `pins`) and requirements.txt."""
     pins = {}
     lines = (REPO / "requirements.txt").read_text().splitlines()
     lines += (REPO / "tools" / "cuda" / "requirements_lock.txt").read_text().splitlines()

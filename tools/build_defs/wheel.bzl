@@ -16,9 +16,6 @@ VERSION = "0.1.0"
 # The platform tag `auditwheel show` confirms for every wheel (tests/install).
 PLATFORM_TAG = "manylinux_2_35_x86_64"
 
-# The one file the wheels' pinned requirements (NVIDIA's CUDA wheels) come from.
-PINS_FILE = "//tools/cuda:requirements_lock.txt"
-
 # Where installed packages find each other, relative to a package directory
 # in site-packages ($ORIGIN is the extension's directory).
 TORCH_CORE_LIB = "$ORIGIN/../torch_core/lib"
@@ -32,12 +29,16 @@ def _wheel_impl(ctx):
     args.add("--version", ctx.attr.version)
     args.add("--tag", "%s-%s-%s" % (PYTHON_TAG, PYTHON_TAG, ctx.attr.platform))
     args.add("--summary", ctx.attr.summary)
-    args.add("--pins", ctx.file._pins)
+    inputs = list(ctx.files.srcs)
+    if ctx.attr.pinned_requires:
+        if not ctx.file.pins:
+            fail("pinned_requires needs pins, the lock file that pins them")
+        args.add("--pins", ctx.file.pins)
+        inputs.append(ctx.file.pins)
     for f in ctx.files.srcs:
         if not f.short_path.startswith(ctx.attr.strip_prefix):
             fail("%s is not under strip_prefix %s" % (f.short_path, ctx.attr.strip_prefix))
         args.add("--file", "%s=%s" % (f.short_path[len(ctx.attr.strip_prefix):], f.path))
-    inputs = list(ctx.files.srcs)
     for target, dest in ctx.attr.files.items():
         files = target.files.to_list()
         if len(files) != 1:
@@ -54,7 +55,7 @@ def _wheel_impl(ctx):
     ctx.actions.run(
         executable = ctx.executable._builder,
         arguments = [args],
-        inputs = inputs + [ctx.file._pins],
+        inputs = inputs,
         outputs = [out],
         mnemonic = "PyWheel",
         progress_message = "Assembling wheel %s" % name,
@@ -67,7 +68,10 @@ _wheel = rule(
         "distribution": attr.string(mandatory = True),
         "entry_points": attr.string_list_dict(doc = "group -> ['name = module', ...]"),
         "files": attr.label_keyed_string_dict(allow_files = True, doc = "built file -> path in the wheel"),
-        "pinned_requires": attr.string_list(doc = "distributions required at the version PINS_FILE pins"),
+        "pinned_requires": attr.string_list(doc = "distributions required at the version `pins` pins"),
+        # Only a wheel with pinned requirements names a lock file: core's wheel
+        # must not depend on a toolkit's lock (tests/bazel/test_foundation.py).
+        "pins": attr.label(allow_single_file = True, doc = "lock file (name==version lines) for pinned_requires"),
         "platform": attr.string(mandatory = True),
         "requires": attr.string_list(doc = "Requires-Dist lines as written"),
         "runpaths": attr.string_dict(doc = "path in the wheel -> RUNPATH it gets (replaces Bazel's)"),
@@ -76,7 +80,6 @@ _wheel = rule(
         "summary": attr.string(mandatory = True),
         "version": attr.string(mandatory = True),
         "_builder": attr.label(default = "//tools/build_defs:wheel_builder", executable = True, cfg = "exec"),
-        "_pins": attr.label(default = PINS_FILE, allow_single_file = True),
     },
     doc = "Assembles a wheel with a valid RECORD (tools/build_defs/wheel_builder.py).",
 )
@@ -90,6 +93,7 @@ def torchsplit_wheel(
         runpaths = {},
         requires = [],
         pinned_requires = [],
+        pins = None,
         entry_points = {},
         **kwargs):
     """The wheel of one distribution of this package.
@@ -102,7 +106,8 @@ def torchsplit_wheel(
       files: built file (extension, shared library, header) -> path in the wheel.
       runpaths: path in the wheel -> $ORIGIN-relative RUNPATH.
       requires: Requires-Dist lines.
-      pinned_requires: distributions required at PINS_FILE's pinned version.
+      pinned_requires: distributions required at the version `pins` pins.
+      pins: the lock file pinning pinned_requires (only then needed).
       entry_points: group -> ["name = module", ...].
       **kwargs: common attributes (target_compatible_with, visibility, tags).
     """
@@ -118,11 +123,12 @@ def torchsplit_wheel(
         runpaths = runpaths,
         requires = requires,
         pinned_requires = pinned_requires,
+        pins = pins,
         entry_points = entry_points,
         **kwargs
     )
 
-def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], **kwargs):
+def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], pins = None, **kwargs):
     """The wheel of a device backend (third_device/<backend>, see backend.bzl).
 
     It requires torch_core at the same version, declares its
@@ -135,7 +141,8 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
       extension: the extension module, e.g. "_EMUC".
       summary: one-line description.
       runpaths: further $ORIGIN-relative RUNPATH entries (e.g. NVIDIA's wheels).
-      pinned_requires: distributions required at PINS_FILE's pinned version.
+      pinned_requires: distributions required at the version `pins` pins.
+      pins: the lock file pinning pinned_requires (only then needed).
       **kwargs: common attributes (target_compatible_with, visibility, tags).
     """
     ext = "%s/%s.so" % (backend, extension)
@@ -148,6 +155,7 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
         runpaths = {ext: ":".join([TORCH_CORE_LIB] + runpaths)},
         requires = ["torch_core==" + VERSION],
         pinned_requires = pinned_requires,
+        pins = pins,
         entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):], backend)]},
         # A wheel is a leaf: only //:wheels collects it (the layering policy
         # forbids core and other backends to see a backend's targets).

@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", required=True)
     parser.add_argument("--tag", required=True, help="python-abi-platform")
     parser.add_argument("--summary", required=True)
-    parser.add_argument("--pins", required=True, type=Path)
+    parser.add_argument("--pins", type=Path, help="lock file for --pinned-requires")
     parser.add_argument("--file", action="append", default=[], help="ARCNAME=PATH")
     parser.add_argument("--runpath", action="append", default=[], help="ARCNAME=RUNPATH")
     parser.add_argument("--requires", action="append", default=[])
@@ -93,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entry-point", action="append", default=[], help="GROUP:NAME = MODULE")
     args = parser.parse_args(argv)
 
-    pins = read_pins(args.pins)
+    if args.pinned_requires and args.pins is None:
+        print("wheel_builder: error: --pinned-requires needs --pins", file=sys.stderr)
+        return 2
+    pins = read_pins(args.pins) if args.pins is not None else {}
     requires = list(args.requires)
     for name in args.pinned_requires:
         if name.lower() not in pins:

@@ -127,7 +127,8 @@ def emu_inactive_select(root: Path) -> None:
         root,
         rel,
         '    name = "torch_emu",\n    extension = "_EMUC",\n',
-        '    name = "torch_emu",\n    extension = "_EMUC",\n    module_deps = {"framework": select({\n'
+        '    name = "torch_emu",\n    extension = "_EMUC",\n'
+        '    module_deps = {"framework": select({\n'
         '        ":borrow_cuda_streams": ["//third_device/torch_cuda:framework"],\n'
         '        "//conditions:default": [],\n    })},\n',
     )
