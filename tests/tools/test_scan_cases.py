@@ -5,6 +5,7 @@ invented lines that only mirror the shapes found in real PyTorch headers."""
 import json
 import os
 import stat
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -279,3 +280,164 @@ def test_output_refuses_missing_parent_and_honours_umask(tmp_path, capsys):
     assert stat.S_IMODE((tmp_path / "out.txt").stat().st_mode) == 0o640
     main(["scan", str(src), "-o", os.devnull])  # written through, never replaced
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+# --- --max-per-file: bounded findings, exact totals ---------------------------------------
+
+DENSE_LINE = "  if (x.is_cuda()) { cudaMalloc(&p, n); }\n"  # two findings: is-cuda, vendor-api
+
+
+def _dense(tmp_path: Path, lines: int = 50) -> Path:
+    root = tmp_path / "dense"
+    root.mkdir()
+    (root / "many.cpp").write_text(DENSE_LINE * lines)
+    return root
+
+
+def test_limit_lists_the_first_findings_and_counts_the_rest_exactly(tmp_path, capsys):
+    root = _dense(tmp_path)
+    assert main(["scan", str(root), "--base", str(root), "--max-per-file", "7"]) == 1
+    out, err = capsys.readouterr()
+    listed = [line for line in out.splitlines() if line.startswith("many.cpp:")][:-1]
+    assert [line.split(": ")[0] for line in listed] == [
+        "many.cpp:1:9",
+        "many.cpp:1:22",
+        "many.cpp:2:9",
+        "many.cpp:2:22",
+        "many.cpp:3:9",
+        "many.cpp:3:22",
+        "many.cpp:4:9",
+    ]
+    assert out.splitlines()[-1] == "many.cpp: 93 more finding(s) not listed (--max-per-file 7)"
+    assert "torchsplit scan: 100 finding(s) in 1 file(s); 0 allowlisted" in err
+    assert "(93 not listed: --max-per-file 7)" in err
+
+    main(["scan", str(root), "--base", str(root), "--format", "json", "--max-per-file", "7"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["max_per_file"] == 7
+    assert len(data["findings"]) == 7
+    assert data["not_listed"] == {
+        "many.cpp": {"findings": 93, "categories": {"is-cuda": 46, "vendor-api": 47}, "allowed": 0}
+    }
+    assert data["summary"] == {".": {"is-cuda": 50, "vendor-api": 50}}
+
+    main(["scan", str(root), "--base", str(root), "--format", "summary", "--max-per-file", "7"])
+    assert capsys.readouterr().out.splitlines()[-1].split() == ["TOTAL", "50", "50", "100"]
+
+
+def test_limit_zero_lists_every_finding(tmp_path, capsys):
+    root = _dense(tmp_path)
+    main(["scan", str(root), "--base", str(root), "--format", "json", "--max-per-file", "0"])
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["findings"]) == 100 and data["not_listed"] == {}
+    main(["scan", str(root), "--base", str(root), "--max-per-file", "0"])
+    assert "not listed" not in capsys.readouterr().out
+
+
+def test_plan_counts_include_unlisted_findings(tmp_path, capsys):
+    root = _dense(tmp_path)
+    args = ["scan", "--plan", str(root), "--base", str(root), "--max-per-file", "3"]
+    main([*args, "--format", "json"])
+    data = json.loads(capsys.readouterr().out)
+    (edit,) = data["edits"][0]["files"]
+    assert (edit["couplings"], len(edit["findings"]), edit["not_listed"]) == (100, 3, 97)
+    assert data["edit_counts"] == {"is-cuda": 50, "vendor-api": 50}
+    main(args)
+    text = capsys.readouterr().out
+    assert text.startswith("EDITS (all): 1 file(s) stay in core with 100 code coupling(s)")
+    assert "  many.cpp  [100: " in text
+    assert "    many.cpp: 97 more finding(s) not listed (--max-per-file 3)" in text
+
+
+def test_filters_and_allowlist_apply_before_the_limit(tmp_path, capsys):
+    root = _dense(tmp_path)
+    args = ["scan", str(root), "--base", str(root), "--format", "json", "--max-per-file", "5"]
+    main([*args, "--categories", "vendor-api"])
+    data = json.loads(capsys.readouterr().out)
+    assert [(f["line"], f["category"]) for f in data["findings"]] == [
+        (n, "vendor-api") for n in range(1, 6)
+    ]
+    assert data["not_listed"]["many.cpp"]["findings"] == 45
+    assert data["summary"] == {".": {"vendor-api": 50}}
+
+    allow = tmp_path / "allow.toml"
+    allow.write_text(
+        '[[allow]]\npath = "many.cpp"\ncategory = "is-cuda"\nreason = "accepted"\n\n'
+        '[[allow]]\npath = "gone/**"\ncategory = "*"\nreason = "stale"\n'
+    )
+    args = ["scan", str(root), "--base", str(root), "--allowlist", str(allow)]
+    main([*args, "--format", "json", "--max-per-file", "5"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    # allowlisted findings neither fill the limit nor count in the totals
+    assert [(f["line"], f["category"]) for f in data["findings"]] == [
+        (n, "vendor-api") for n in range(1, 6)
+    ]
+    assert data["not_listed"]["many.cpp"] == {
+        "findings": 45,
+        "categories": {"vendor-api": 45},
+        "allowed": 45,
+    }
+    assert [(f["line"], f["allowlist_entry"]) for f in data["allowed"]] == [
+        (n, 1) for n in range(1, 6)
+    ]
+    assert data["summary"] == {".": {"vendor-api": 50}}
+    assert [e["index"] for e in data["unused_allowlist_entries"]] == [2]
+    assert "50 finding(s) in 1 file(s); 50 allowlisted" in captured.err
+    assert "allowlist entry #2 (gone/**, *) matched nothing" in captured.err
+    # an entry used only by findings beyond the limit still counts as used
+    main([*args, "--categories", "is-cuda", "--max-per-file", "1"])
+    err = capsys.readouterr().err
+    assert "0 finding(s) in 0 file(s); 50 allowlisted" in err
+    assert "entry #1" not in err
+
+
+def test_kept_findings_are_the_first_in_sort_order_whatever_the_pass(tmp_path):
+    # comments (the last pass) and a conditional (made at its #endif) sort before code
+    text = (
+        "// cuda here\n" * 4
+        + "#ifdef USE_CUDA\n"
+        + DENSE_LINE * 6
+        + "#endif\n"
+        + 'auto s = "cuda:0";\n' * 3
+        + "#if defined(__HIPCC__)\nint hipOnly;\n#endif\n"
+    )
+    everything = sorted(scan_c_text(text, "a.cpp"))
+    assert len(everything) > 20
+    for limit in (1, 3, 5, 6, 11, len(everything) - 1, len(everything), 100):
+        selection = scanner.Selection(max_per_file=limit)
+        result = scanner.FileResult("a.cpp")
+        scanner._scan_c(text, "a.cpp", None, False, selection).fill(result)
+        assert result.findings == everything[:limit]
+        assert result.total == len(everything)
+        rest = everything[limit:]
+        assert result.unlisted.count == len(rest)
+        assert result.unlisted.categories == Counter(c for f in rest for c in f.categories)
+
+
+def test_limit_holds_with_parallel_workers(tmp_path, capsys):
+    root = tmp_path / "tree"
+    root.mkdir()
+    for n in range(70):  # enough files for the process pool
+        (root / f"f{n:02}.cpp").write_text(DENSE_LINE * 4)
+    allow = tmp_path / "allow.toml"
+    allow.write_text('[[allow]]\npath = "f0*.cpp"\ncategory = "*"\nreason = "x"\n')
+    args = ["scan", str(root), "--base", str(root), "--allowlist", str(allow)]
+    main([*args, "--max-per-file", "2", "-j", "2", "--format", "json"])
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    assert len(data["findings"]) == 60 * 2 and len(data["allowed"]) == 10 * 2
+    assert "480 finding(s) in 60 file(s); 80 allowlisted; 70 file(s) scanned" in captured.err
+
+
+def test_negative_limit_is_an_error(tmp_path, capsys):
+    root = _dense(tmp_path, 1)
+    assert main(["scan", str(root), "--max-per-file", "-1"]) == 2
+    assert "torchsplit: error: --max-per-file must be 0 (unlimited) or more" in (
+        capsys.readouterr().err
+    )
+
+
+def test_finding_has_no_instance_dict():
+    (finding,) = scan_c_text("kCUDA;\n", "a.cpp")
+    assert not hasattr(finding, "__dict__")

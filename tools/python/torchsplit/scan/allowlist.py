@@ -9,6 +9,10 @@
     reason = "ATen/cuda moves to torch_cuda with its export macro"   # required
 
 An entry that matches nothing is reported as unused so stale entries get removed.
+
+``torchsplit scan`` applies the entries inside the scan (``scanner.Selection.allow``),
+after the category/family filters and before the per-file limit; ``apply_allowlist``
+does the same on a list of findings.
 """
 
 from __future__ import annotations
@@ -37,10 +41,13 @@ class AllowEntry:
     reason: str
     _path_re: re.Pattern[str]
 
+    def matches_path(self, path: str) -> bool:
+        return bool(self._path_re.match(path))
+
     def matches(self, finding: Finding) -> bool:
         if self.category != "*" and self.category not in finding.categories:
             return False
-        if not self._path_re.match(finding.path):
+        if not self.matches_path(finding.path):
             return False
         return self.line is None or bool(self.line.search(finding.text))
 

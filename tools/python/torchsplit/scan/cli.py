@@ -15,9 +15,25 @@ from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
 from torchsplit.fsutil import write_output
-from torchsplit.scan.allowlist import apply_allowlist, load_allowlist
-from torchsplit.scan.plan import build_plan, load_moves_tsv, plan_json, render_plan
-from torchsplit.scan.scanner import CATEGORIES, DEFAULT_SUFFIXES, Finding, MovedFiles, scan_tree
+from torchsplit.scan.allowlist import AllowEntry, load_allowlist
+from torchsplit.scan.plan import (
+    build_plan,
+    load_moves_tsv,
+    not_listed_line,
+    plan_json,
+    render_plan,
+)
+from torchsplit.scan.scanner import (
+    CATEGORIES,
+    DEFAULT_MAX_PER_FILE,
+    DEFAULT_SUFFIXES,
+    FileResult,
+    MovedFiles,
+    ScanResult,
+    Selection,
+    WalkIssue,
+    scan_tree,
+)
 from torchsplit.vendors import FAMILIES
 
 MOVED_PREFIX = "//third_device/"
@@ -50,25 +66,29 @@ def moved_from_build_variables(bzl: str, rules: str | None) -> MovedFiles:
     )
 
 
-def summary_rows(findings: list[Finding], depth: int) -> list[tuple[str, Counter[str]]]:
+def summary_rows(files: list[FileResult], depth: int) -> list[tuple[str, Counter[str]]]:
+    """Category counts per directory, unlisted findings included."""
     per_dir: dict[str, Counter[str]] = {}
-    for f in findings:
-        parts = f.path.split("/")[:-1]
+    for r in files:
+        if not r.total:
+            continue
+        parts = r.path.split("/")[:-1]
         directory = "/".join(parts[:depth]) or "."
-        for category in f.categories:
-            per_dir.setdefault(directory, Counter())[category] += 1
+        per_dir.setdefault(directory, Counter()).update(r.category_counts())
     return sorted(per_dir.items())
 
 
-def render_summary(findings: list[Finding], depth: int) -> str:
-    rows = summary_rows(findings, depth)
+def render_summary(files: list[FileResult], depth: int) -> str:
+    rows = summary_rows(files, depth)
     used = [c for c in CATEGORIES if any(counter[c] for _, counter in rows)]
     header = ["directory", *used, "total"]
     table = [header]
     for directory, counter in rows:
         table.append([directory, *(str(counter[c]) for c in used), str(sum(counter.values()))])
-    totals = Counter(c for f in findings for c in f.categories)
-    table.append(["TOTAL", *(str(totals[c]) for c in used), str(len(findings))])
+    totals: Counter[str] = Counter()
+    for _, counter in rows:
+        totals.update(counter)
+    table.append(["TOTAL", *(str(totals[c]) for c in used), str(sum(r.total for r in files))])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     out = []
     for n, row in enumerate(table):
@@ -81,29 +101,25 @@ def render_summary(findings: list[Finding], depth: int) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_text(findings: list[Finding]) -> str:
+def render_text(files: list[FileResult], limit: int) -> str:
     out: list[str] = []
-    current = None
-    for f in findings:
-        if f.path != current:
-            if current is not None:
-                out.append("")
-            current = f.path
-        cats = "+".join(f.categories)
-        fams = ",".join(f.families)
-        out.append(f"{f.path}:{f.line}:{f.column}: {cats} [{fams}]: {f.message}")
-        if f.text:
-            out.append(f"    {f.text}")
+    for r in files:
+        if not r.total:
+            continue
+        if out:
+            out.append("")
+        for f in r.findings:
+            cats = "+".join(f.categories)
+            fams = ",".join(f.families)
+            out.append(f"{f.path}:{f.line}:{f.column}: {cats} [{fams}]: {f.message}")
+            if f.text:
+                out.append(f"    {f.text}")
+        if r.unlisted.count:
+            out.append(not_listed_line(r.path, r.unlisted.count, limit))
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _selected(f: Finding, categories: set[str], family: str) -> bool:
-    if not categories.intersection(f.categories):
-        return False
-    return family == "all" or family in f.families
-
-
-def cmd_scan(args: argparse.Namespace) -> int:
+def _categories(args: argparse.Namespace) -> frozenset[str]:
     categories = set(CATEGORIES)
     if args.categories:
         categories = {c.strip() for c in args.categories.split(",") if c.strip()}
@@ -114,85 +130,141 @@ def cmd_scan(args: argparse.Namespace) -> int:
             )
     if args.no_comments:
         categories.discard("comment-mention")
-    moved = None
-    moves_tsv: set[str] | None = None
+    return frozenset(categories)
+
+
+def _moves(args: argparse.Namespace) -> tuple[MovedFiles | None, set[str] | None]:
     if args.moves and not args.moves.endswith(".json"):
         moves_tsv = load_moves_tsv(args.moves)
-        moved = MovedFiles.from_sources(moves_tsv)
-    elif args.moves:
-        moved = moved_from_report(args.moves)
-    elif args.build_variables:
-        moved = moved_from_build_variables(args.build_variables, args.rules)
+        return MovedFiles.from_sources(moves_tsv), moves_tsv
+    if args.moves:
+        return moved_from_report(args.moves), None
+    if args.build_variables:
+        return moved_from_build_variables(args.build_variables, args.rules), None
+    return None, None
+
+
+def _issues_json(issues: list[WalkIssue]) -> list[dict[str, object]]:
+    return [{"path": i.path, "message": i.message, "error": i.error} for i in issues]
+
+
+def _plan_report(
+    args: argparse.Namespace, result: ScanResult, moves_tsv: set[str] | None
+) -> tuple[str, str, bool]:
+    plan = build_plan(result.files, args.family, moves_tsv, result.paths, args.max_per_file)
+    if args.format == "json":
+        data = {"files_scanned": result.scanned, **plan_json(plan, args.family)}
+        data["skipped"] = _issues_json(result.all_issues())
+        text = json.dumps(data, indent=2) + "\n"
+    else:
+        text = render_plan(
+            plan, args.family, show_mentions=args.mentions, show_moves=args.show_moves
+        )
+    footer = (
+        f"torchsplit scan: {len(plan.edits)} file(s) to edit, {len(plan.moves)} to move, "
+        f"{sum(len(p) for p in plan.generated.values())} generated, "
+        f"{len(plan.mentions)} with mentions only; {result.scanned} file(s) scanned\n"
+    )
+    return text, footer, bool(plan.edits)
+
+
+def _not_listed_json(files: list[FileResult]) -> dict[str, dict[str, object]]:
+    """Per file whose findings were cut by --max-per-file: what was left unlisted."""
+    return {
+        r.path: {
+            "findings": r.unlisted.count,
+            "categories": dict(sorted(r.unlisted.categories.items())),
+            "allowed": r.allowed_unlisted,
+        }
+        for r in files
+        if r.unlisted.count or r.allowed_unlisted
+    }
+
+
+def _findings_report(
+    args: argparse.Namespace, result: ScanResult, entries: dict[int, AllowEntry]
+) -> tuple[str, str, bool]:
+    total = result.total
+    if args.format == "json":
+        data = {
+            "files_scanned": result.scanned,
+            "max_per_file": args.max_per_file,
+            "findings": [f.as_dict() for f in result.findings],
+            "allowed": [
+                {**f.as_dict(), "allowlist_entry": i, "reason": entries[i].reason}
+                for f, i in result.allowed
+            ],
+            "not_listed": _not_listed_json(result.files),
+            "unused_allowlist_entries": [
+                {"index": e.index, "path": e.path, "category": e.category}
+                for e in _unused(entries, result)
+            ],
+            "summary": {
+                d: dict(sorted(c.items()))
+                for d, c in summary_rows(result.files, args.summary_depth)
+            },
+            "skipped": _issues_json(result.all_issues()),
+        }
+        text = json.dumps(data, indent=2) + "\n"
+    elif args.format == "summary":
+        text = render_summary(result.files, args.summary_depth)
+    else:
+        text = render_text(result.files, args.max_per_file)
+    unlisted = result.unlisted
+    footer = (
+        f"torchsplit scan: {total} finding(s) in {sum(1 for r in result.files if r.total)} "
+        f"file(s); {result.allowed_total} allowlisted; {result.scanned} file(s) scanned"
+        + (f" ({unlisted} not listed: --max-per-file {args.max_per_file})" if unlisted else "")
+        + "\n"
+    )
+    return text, footer, bool(total)
+
+
+def _unused(entries: dict[int, AllowEntry], result: ScanResult) -> list[AllowEntry]:
+    used = result.used_entries()
+    return [e for i, e in entries.items() if i not in used]
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    if args.max_per_file < 0:
+        raise TorchsplitError(
+            f"--max-per-file must be 0 (unlimited) or more, not {args.max_per_file}"
+        )
+    moved, moves_tsv = _moves(args)
     suffixes = DEFAULT_SUFFIXES
     if args.suffixes:
         suffixes = tuple(s if s.startswith(".") else f".{s}" for s in args.suffixes.split(","))
-    result = scan_tree(args.paths, base=args.base, suffixes=suffixes, moved=moved, jobs=args.jobs)
-    for r in result.files:
-        r.findings = [f for f in r.findings if _selected(f, categories, args.family)]
-    findings = result.findings
-    entries = load_allowlist(args.allowlist) if args.allowlist else []
-    kept, allowed, unused = apply_allowlist(findings, entries)
-    issues = result.all_issues()
-
+    entries = {e.index: e for e in (load_allowlist(args.allowlist) if args.allowlist else [])}
+    # Filters and allowlist run inside the scan, before the per-file limit: what they
+    # drop neither counts against the limit nor shows in the totals.
+    selection = Selection(
+        categories=_categories(args),
+        family=args.family,
+        allow=tuple(entries.values()),
+        max_per_file=args.max_per_file,
+    )
+    result = scan_tree(
+        args.paths,
+        base=args.base,
+        suffixes=suffixes,
+        moved=moved,
+        jobs=args.jobs,
+        selection=selection,
+    )
     if args.plan:
-        allowed_ids = {id(f) for f, _ in allowed}
-        for r in result.files:
-            r.findings = [f for f in r.findings if id(f) not in allowed_ids]
-        plan = build_plan(result.files, args.family, moves_tsv, result.paths)
-        if args.format == "json":
-            data = {"files_scanned": result.scanned, **plan_json(plan, args.family)}
-            data["skipped"] = [
-                {"path": i.path, "message": i.message, "error": i.error} for i in issues
-            ]
-            text = json.dumps(data, indent=2) + "\n"
-        else:
-            text = render_plan(
-                plan, args.family, show_mentions=args.mentions, show_moves=args.show_moves
-            )
-        footer = (
-            f"torchsplit scan: {len(plan.edits)} file(s) to edit, {len(plan.moves)} to move, "
-            f"{sum(len(p) for p in plan.generated.values())} generated, "
-            f"{len(plan.mentions)} with mentions only; {result.scanned} file(s) scanned\n"
-        )
-        remaining = bool(plan.edits)
+        text, footer, remaining = _plan_report(args, result, moves_tsv)
     else:
-        if args.format == "json":
-            data = {
-                "files_scanned": result.scanned,
-                "findings": [f.as_dict() for f in kept],
-                "allowed": [
-                    {**f.as_dict(), "allowlist_entry": e.index, "reason": e.reason}
-                    for f, e in allowed
-                ],
-                "unused_allowlist_entries": [
-                    {"index": e.index, "path": e.path, "category": e.category} for e in unused
-                ],
-                "summary": {
-                    d: dict(sorted(c.items())) for d, c in summary_rows(kept, args.summary_depth)
-                },
-                "skipped": [
-                    {"path": i.path, "message": i.message, "error": i.error} for i in issues
-                ],
-            }
-            text = json.dumps(data, indent=2) + "\n"
-        elif args.format == "summary":
-            text = render_summary(kept, args.summary_depth)
-        else:
-            text = render_text(kept)
-        footer = (
-            f"torchsplit scan: {len(kept)} finding(s) in {len({f.path for f in kept})} "
-            f"file(s); {len(allowed)} allowlisted; {result.scanned} file(s) scanned\n"
-        )
-        remaining = bool(kept)
+        text, footer, remaining = _findings_report(args, result, entries)
     if args.output:
         write_output(args.output, text)
     else:
         sys.stdout.write(text)
+    issues = result.all_issues()
     for issue in issues:
         kind = "error" if issue.error else "note"
         sys.stderr.write(f"torchsplit scan: {kind}: {issue.path}: {issue.message}\n")
     sys.stderr.write(footer)
-    for entry in unused:
+    for entry in _unused(entries, result):
         sys.stderr.write(
             f"torchsplit scan: warning: allowlist entry #{entry.index} ({entry.path}, "
             f"{entry.category}) matched nothing\n"
@@ -244,4 +316,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "-j", "--jobs", type=int, default=2, help="worker processes (default 2; 1 = serial)"
     )
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even with findings")
+    p.add_argument(
+        "--max-per-file",
+        type=int,
+        default=DEFAULT_MAX_PER_FILE,
+        metavar="N",
+        help=f"list at most N findings per file (default {DEFAULT_MAX_PER_FILE}; 0 = all): "
+        "the first N by line and column; the rest are counted (totals, summary and --plan "
+        "counts stay exact) and a line says how many were not listed. Keeps memory bounded "
+        "on files dense with findings. Filters and the allowlist apply first",
+    )
     p.set_defaults(func=cmd_scan)

@@ -11,6 +11,8 @@ Every scanned file with something to say falls in exactly one bucket:
 * **edits** -- the file stays and carries code couplings: the list to work through;
 * **mentions only** -- the file stays and only names a vendor in prose, strings or
   identifiers.
+
+Counts include the findings a per-file limit (``--max-per-file``) left unlisted.
 """
 
 from __future__ import annotations
@@ -26,11 +28,25 @@ from torchsplit.scan.scanner import CATEGORIES, MENTION_CATEGORIES, FileResult, 
 
 
 @dataclass
+class PlanFile:
+    """One file's findings in a bucket: those listed, and exact counts of all of them."""
+
+    findings: list[Finding]  # listed (for edits: the code couplings only)
+    count: int  # listed or not
+    categories: Counter[str]  # listed or not (for edits: the code categories only)
+
+    @property
+    def not_listed(self) -> int:
+        return self.count - len(self.findings)
+
+
+@dataclass
 class Plan:
     moves: dict[str, str] = field(default_factory=dict)  # path -> criterion
-    edits: dict[str, list[Finding]] = field(default_factory=dict)
+    edits: dict[str, PlanFile] = field(default_factory=dict)
     generated: dict[str, list[str]] = field(default_factory=dict)  # template -> paths
-    mentions: dict[str, list[Finding]] = field(default_factory=dict)
+    mentions: dict[str, PlanFile] = field(default_factory=dict)
+    max_per_file: int = 0  # the limit that left findings unlisted (0: none)
 
 
 def load_moves_tsv(path: str) -> set[str]:
@@ -61,14 +77,28 @@ def move_reason(path: str, family: str, moves_tsv: set[str] | None) -> str | Non
     return None if hit is None else hit[1]
 
 
+def _code(finding: Finding) -> bool:
+    return not MENTION_CATEGORIES.issuperset(finding.categories)
+
+
+def _edit(result: FileResult) -> PlanFile:
+    listed = [f for f in result.findings if _code(f)]
+    counts = Counter(c for f in listed for c in f.categories if c not in MENTION_CATEGORIES)
+    for category, n in result.unlisted.categories.items():
+        if category not in MENTION_CATEGORIES:
+            counts[category] += n
+    return PlanFile(listed, len(listed) + result.unlisted.code, counts)
+
+
 def build_plan(
     files: list[FileResult],
     family: str,
     moves_tsv: set[str] | None,
     paths: Iterable[str] = (),
+    max_per_file: int = 0,
 ) -> Plan:
     """Bucket ``files``; ``paths`` (every scanned file) adds the moves without findings."""
-    plan = Plan()
+    plan = Plan(max_per_file=max_per_file)
     skipped = {r.path for r in files if r.error or r.note}
     for path in paths:
         reason = move_reason(path, family, moves_tsv)
@@ -84,11 +114,13 @@ def build_plan(
         if result.generated is not None:
             plan.generated.setdefault(result.generated, []).append(result.path)
             continue
-        code = [f for f in result.findings if not set(f.categories) <= MENTION_CATEGORIES]
-        if code:
-            plan.edits[result.path] = code
-        elif result.findings:
-            plan.mentions[result.path] = result.findings
+        edit = _edit(result)
+        if edit.count:
+            plan.edits[result.path] = edit
+        elif result.total:
+            plan.mentions[result.path] = PlanFile(
+                result.findings, result.total, result.category_counts()
+            )
     return plan
 
 
@@ -96,29 +128,30 @@ def _dir(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else "."
 
 
-def ranked_edits(plan: Plan) -> list[tuple[str, list[tuple[str, list[Finding]]]]]:
+def ranked_edits(plan: Plan) -> list[tuple[str, list[tuple[str, PlanFile]]]]:
     """Directories by coupling count, each with its files by coupling count."""
-    groups: dict[str, list[tuple[str, list[Finding]]]] = {}
-    for path, found in plan.edits.items():
-        groups.setdefault(_dir(path), []).append((path, found))
+    groups: dict[str, list[tuple[str, PlanFile]]] = {}
+    for path, edit in plan.edits.items():
+        groups.setdefault(_dir(path), []).append((path, edit))
     for files in groups.values():
-        files.sort(key=lambda item: (-len(item[1]), item[0]))
-    return sorted(groups.items(), key=lambda kv: (-sum(len(f) for _, f in kv[1]), kv[0]))
+        files.sort(key=lambda item: (-item[1].count, item[0]))
+    return sorted(groups.items(), key=lambda kv: (-sum(e.count for _, e in kv[1]), kv[0]))
 
 
 def edit_counts(plan: Plan) -> Counter[str]:
-    return Counter(
-        c
-        for found in plan.edits.values()
-        for f in found
-        for c in f.categories
-        if c not in MENTION_CATEGORIES
-    )
+    counts: Counter[str] = Counter()
+    for edit in plan.edits.values():
+        counts.update(edit.categories)
+    return counts
+
+
+def not_listed_line(path: str, count: int, limit: int) -> str:
+    return f"{path}: {count} more finding(s) not listed (--max-per-file {limit})"
 
 
 def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: bool) -> str:
     out: list[str] = []
-    couplings = sum(len(f) for f in plan.edits.values())
+    couplings = sum(e.count for e in plan.edits.values())
     counts = edit_counts(plan)
     out.append(
         f"EDITS ({family}): {len(plan.edits)} file(s) stay in core with {couplings} code "
@@ -126,15 +159,17 @@ def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: boo
     )
     out.append("  by category: " + ", ".join(f"{c} {counts[c]}" for c in CATEGORIES if counts[c]))
     for directory, files in ranked_edits(plan):
-        total = sum(len(f) for _, f in files)
+        total = sum(e.count for _, e in files)
         out.append("")
         out.append(f"== {directory}/  ({len(files)} file(s), {total} coupling(s))")
-        for path, found in files:
-            cats = Counter(c for f in found for c in f.categories if c not in MENTION_CATEGORIES)
-            summary = ", ".join(f"{c} {n}" for c, n in sorted(cats.items(), key=lambda x: -x[1]))
-            out.append(f"  {path}  [{len(found)}: {summary}]")
-            for f in found:
+        for path, edit in files:
+            ranked = sorted(edit.categories.items(), key=lambda x: -x[1])
+            summary = ", ".join(f"{c} {n}" for c, n in ranked)
+            out.append(f"  {path}  [{edit.count}: {summary}]")
+            for f in edit.findings:
                 out.append(f"    {f.line}:{f.column} {'+'.join(f.categories)}: {f.message}")
+            if edit.not_listed:
+                out.append("    " + not_listed_line(path, edit.not_listed, plan.max_per_file))
     out.append("")
     by_reason = Counter(plan.moves.values())
     out.append(
@@ -155,26 +190,30 @@ def render_plan(plan: Plan, family: str, *, show_mentions: bool, show_moves: boo
         + ("" if show_mentions else " (list them with --mentions)")
     )
     if show_mentions:
-        for path, found in sorted(plan.mentions.items()):
-            out.append(f"  {path}  [{len(found)}]")
-            for f in found:
+        for path, mention in sorted(plan.mentions.items()):
+            out.append(f"  {path}  [{mention.count}]")
+            for f in mention.findings:
                 out.append(f"    {f.line}:{f.column} {f.category}: {f.message}")
+            if mention.not_listed:
+                out.append("    " + not_listed_line(path, mention.not_listed, plan.max_per_file))
     return "\n".join(out) + "\n"
 
 
 def plan_json(plan: Plan, family: str) -> dict[str, object]:
     return {
         "family": family,
+        "max_per_file": plan.max_per_file,
         "edits": [
             {
                 "directory": directory,
                 "files": [
                     {
                         "path": path,
-                        "couplings": len(found),
-                        "findings": [f.as_dict() for f in found],
+                        "couplings": edit.count,
+                        "findings": [f.as_dict() for f in edit.findings],
+                        "not_listed": edit.not_listed,
                     }
-                    for path, found in files
+                    for path, edit in files
                 ],
             }
             for directory, files in ranked_edits(plan)
@@ -185,7 +224,12 @@ def plan_json(plan: Plan, family: str) -> dict[str, object]:
             {"template": t, "files": sorted(p)} for t, p in sorted(plan.generated.items())
         ],
         "mentions_only": [
-            {"path": p, "findings": [f.as_dict() for f in found]}
-            for p, found in sorted(plan.mentions.items())
+            {
+                "path": p,
+                "count": m.count,
+                "findings": [f.as_dict() for f in m.findings],
+                "not_listed": m.not_listed,
+            }
+            for p, m in sorted(plan.mentions.items())
         ],
     }

@@ -34,12 +34,16 @@ from __future__ import annotations
 
 import bisect
 import functools
+import heapq
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from torchsplit import vendors
 
@@ -83,6 +87,7 @@ DEFAULT_SUFFIXES = C_SUFFIXES + PY_SUFFIXES
 TEXT_WIDTH = 160  # a finding's source text is cut to this many characters
 BINARY_PROBE = 8192  # bytes read to tell a binary file (a NUL byte) from text
 GENERATED_PROBE = 2048  # the @generated marker must sit in the file's head
+STRING_PROBE = 4096  # only a string literal's head is classified
 TORCH_ROOTS = frozenset(("ATen", "c10", "torch", "caffe2", "THC", "aten", "THCUNN"))
 
 # --- vocabulary (from torchsplit.vendors) -----------------------------------------------
@@ -116,15 +121,19 @@ _CANDIDATE_CU = re.compile(r"cu[A-Z]|CU[a-z]")
 _CU_SUFFIX = re.compile(r"\.cuh?\b")
 
 
-def _candidates(text: str) -> list[int]:
-    """Offsets in ``text`` where a vendor token may start (sorted)."""
+def _candidates(text: str) -> Iterator[int]:
+    """Offsets in ``text`` where a vendor token may start, in order (possibly repeated).
+
+    Lazy: a dense 50 MB file has millions of candidates, and a list of them as Python
+    ints would cost more memory than the text itself.
+    """
     low = text.lower()
     if len(low) == len(text):
-        hits = [m.start() for m in _CANDIDATE_LOW.finditer(low)]
+        hits = (m.start() for m in _CANDIDATE_LOW.finditer(low))
     else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
-        hits = [m.start() for m in _CANDIDATE_LOW_I.finditer(text)]
-    more = [m.start() for m in _CANDIDATE_CU.finditer(text)]
-    return sorted(hits + more) if more else hits
+        del low
+        hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
+    return heapq.merge(hits, (m.start() for m in _CANDIDATE_CU.finditer(text)))
 
 
 def has_candidate(text: str) -> bool:
@@ -188,7 +197,9 @@ def families_of(text: str) -> tuple[str, ...]:
 # --- findings ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, order=True)
+# Slots: no per-instance __dict__, so a finding costs about half as much memory. The
+# path string is shared by every finding of a file, never copied.
+@dataclass(frozen=True, order=True, slots=True)
 class Finding:
     path: str
     line: int
@@ -220,6 +231,158 @@ class Finding:
             out["span"] = list(self.span)
             out["branches"] = [{"lines": [a, b], "side": s} for a, b, s in self.branches]
         return out
+
+
+DEFAULT_MAX_PER_FILE = 1000  # the CLI's --max-per-file default
+
+
+class AllowRule(Protocol):
+    """An allowlist entry as the scan sees it (:class:`~torchsplit.scan.allowlist.AllowEntry`)."""
+
+    index: int
+
+    def matches_path(self, path: str) -> bool: ...
+
+    def matches(self, finding: Finding) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a scan keeps, applied to each finding as it is made, before the per-file limit.
+
+    ``max_per_file`` bounds how many findings (and, separately, allowlisted findings) of
+    one file are kept as objects: the first ones in sort order, i.e. by (line, column,
+    category, message, ...); the others are only counted. 0 keeps them all.
+    """
+
+    categories: frozenset[str] = frozenset(CATEGORIES)
+    family: str = "all"
+    allow: tuple[AllowRule, ...] = ()
+    max_per_file: int = 0
+
+    def selects(self, categories: tuple[str, ...], families: tuple[str, ...]) -> bool:
+        if self.categories.isdisjoint(categories):
+            return False
+        return self.family == "all" or self.family in families
+
+
+EVERYTHING = Selection()
+
+
+@dataclass
+class Tally:
+    """Findings counted but not kept as objects (beyond ``max_per_file``)."""
+
+    count: int = 0
+    code: int = 0  # those with a code category (not only comment/cuda-mention)
+    categories: Counter[str] = field(default_factory=Counter)
+
+    def add(self, categories: tuple[str, ...]) -> None:
+        self.count += 1
+        if not MENTION_CATEGORIES.issuperset(categories):
+            self.code += 1
+        self.categories.update(categories)
+
+
+class _FirstN:
+    """The first ``limit`` items in sort order (all when ``limit`` is 0); a tally of the rest.
+
+    Findings arrive mostly in line order, but a conditional is only made when its
+    ``#endif`` is seen and each pass (directives, code, strings, comments) starts over at
+    the top, so items are buffered up to twice the limit, then sorted and cut back. After
+    the first cut, ``bound`` is the sort key of the last kept item: anything after it can
+    never be kept and is counted without building a Finding (the fast path of a dense
+    file).
+    """
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.items: list[tuple[Finding, int]] = []  # (finding, allowlist entry or 0)
+        self.rest = Tally()
+        self.bound: tuple[int, int, str, str] | None = None
+
+    def wants(self, key: tuple[int, int, str, str]) -> bool:
+        """False when a finding with this (line, column, category, message) cannot be kept."""
+        return self.bound is None or key <= self.bound
+
+    def add(self, finding: Finding, entry: int = 0) -> None:
+        self.items.append((finding, entry))
+        if self.limit and len(self.items) >= 2 * self.limit:
+            self._cut()
+
+    def _cut(self) -> None:
+        self.items.sort()
+        if self.limit and len(self.items) > self.limit:
+            for finding, _ in self.items[self.limit :]:
+                self.rest.add(finding.categories)
+            del self.items[self.limit :]
+            last = self.items[-1][0]
+            self.bound = (last.line, last.column, last.category, last.message)
+
+    def result(self) -> list[tuple[Finding, int]]:
+        self._cut()
+        return self.items
+
+
+class FileSink:
+    """Where a file's findings go: filtered, allowlisted, then kept or counted.
+
+    Filters and allowlist apply first, so what they drop never counts against the limit.
+    """
+
+    def __init__(self, path: str, line_text: Callable[[int, int], str], selection: Selection):
+        self.path = path
+        self.line_text = line_text
+        self.selection = selection
+        # An entry's path glob is the same for every finding of the file: test it once.
+        self.rules = [r for r in selection.allow if r.matches_path(path)]
+        self.kept = _FirstN(selection.max_per_file)
+        self.allowed = _FirstN(selection.max_per_file)
+        self.used: set[int] = set()  # allowlist entries that matched something
+
+    def add(
+        self,
+        line: int,
+        col: int,
+        category: str,
+        message: str,
+        fams: tuple[str, ...],
+        *,
+        span: tuple[int, int] | None = None,
+        also: tuple[str, ...] = (),
+        branches: tuple[tuple[int, int, str], ...] = (),
+    ) -> None:
+        categories = (category, *also) if also else (category,)
+        if not self.selection.selects(categories, fams):
+            return
+        if not self.rules and not self.kept.wants((line, col, category, message)):
+            self.kept.rest.add(categories)
+            return
+        finding = Finding(
+            self.path,
+            line,
+            col,
+            category,
+            message,
+            self.line_text(line, col),
+            span,
+            fams,
+            also,
+            branches,
+        )
+        rule = next((r for r in self.rules if r.matches(finding)), None)
+        if rule is None:
+            self.kept.add(finding)
+            return
+        self.used.add(rule.index)
+        self.allowed.add(finding, rule.index)
+
+    def fill(self, result: FileResult) -> None:
+        result.findings = [f for f, _ in self.kept.result()]
+        result.unlisted = self.kept.rest
+        result.allowed = self.allowed.result()
+        result.allowed_unlisted = self.allowed.rest.count
+        result.used_entries = frozenset(self.used)
 
 
 @dataclass
@@ -259,7 +422,8 @@ class MovedFiles:
 class _Lines:
     def __init__(self, text: str):
         self.text = text
-        self.starts = [0]
+        # An array, not a list: 8 bytes a line instead of ~36 (a million-line file).
+        self.starts = array("q", [0])
         self.starts.extend(m.end() for m in re.finditer("\n", text))
 
     def locate(self, offset: int) -> tuple[int, int]:
@@ -298,6 +462,48 @@ def _blank(text: str) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
+class _Pieces:
+    """Builds a long string from many small pieces, joining them as it goes.
+
+    A file dense with comments or strings has millions of pieces: a list of them all
+    costs far more memory than the text they make up.
+    """
+
+    BATCH = 4096
+
+    def __init__(self) -> None:
+        self.chunks: list[str] = []
+        self.pieces: list[str] = []
+
+    def append(self, piece: str) -> None:
+        self.pieces.append(piece)
+        if len(self.pieces) >= self.BATCH:
+            self.chunks.append("".join(self.pieces))
+            self.pieces.clear()
+
+    def join(self) -> str:
+        self.chunks.append("".join(self.pieces))
+        return "".join(self.chunks)
+
+
+class _Spans:
+    """Comments or string contents worth a look, as (reported offset, start, end).
+
+    Offsets in an array, not copies of the text: a file dense with comments would
+    otherwise hold a second copy of itself as millions of small strings.
+    """
+
+    def __init__(self) -> None:
+        self.flat = array("q")
+
+    def append(self, start: int, end: int, at: int | None = None) -> None:
+        self.flat.extend((start if at is None else at, start, end))
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        flat = self.flat
+        return ((flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3))
+
+
 # Every alternative starts with a literal character, so ``re`` can skip ahead fast;
 # identifier boundaries are checked by look-behinds placed after that character.
 _RAW_OPEN = r"(?:R(?<![A-Za-z0-9_]R)|u8R(?<![A-Za-z0-9_]u8R)|[uUL]R(?<![A-Za-z0-9_][uUL]R))"
@@ -333,11 +539,11 @@ _TORCH_MACRO = re.compile(r"_(?:CHECK|API|ASSERT|LAUNCH|EXPORT|IMPORT)(?:_|\Z)|^
 _IS_DEVICE = re.compile(r"is_(?:cuda|hip)\Z")
 
 
-def _lex_c(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]]:
-    """Masked code (comments and string contents blanked), comments, string literals."""
-    pieces: list[str] = []
-    comments: list[tuple[int, str]] = []
-    strings: list[tuple[int, str]] = []
+def _lex_c(text: str) -> tuple[str, _Spans, _Spans]:
+    """Masked code (comments and string contents blanked), comments, string contents."""
+    pieces = _Pieces()
+    comments = _Spans()
+    strings = _Spans()
     last = 0
     for m in _C_LEX.finditer(text):
         pieces.append(text[last : m.start()])
@@ -345,22 +551,23 @@ def _lex_c(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]
         kind = m.lastgroup
         if kind in ("lc", "bc"):
             if has_candidate(token):  # keep only comments that can hold a mention
-                comments.append((m.start(), token))
+                comments.append(m.start(), m.end())
             pieces.append(_blank(token))
         elif kind in ("raw", "str", "delim"):
             quote = token.index('"')
-            content = token[quote + 1 : -1]
+            start, end = quote + 1, len(token) - 1
             if m.group("raw") is not None:
                 delim = m.group("delim") or ""
-                content = token[quote + 2 + len(delim) : -(2 + len(delim))]
-            if has_candidate(content):
-                strings.append((m.start() + quote + 1, content))
+                start, end = quote + 2 + len(delim), len(token) - 2 - len(delim)
+            if has_candidate(token[start:end]):
+                # reported where the literal's text starts, a raw string's delimiter too
+                strings.append(m.start() + start, m.start() + end, at=m.start() + quote + 1)
             pieces.append(token[: quote + 1] + _blank(token[quote + 1 : -1]) + token[-1])
         else:  # char literal
             pieces.append(token[0] + _blank(token[1:-1]) + token[-1])
         last = m.end()
     pieces.append(text[last:])
-    return "".join(pieces), comments, strings
+    return pieces.join(), comments, strings
 
 
 def _classify_ident(code: str, start: int, end: int) -> tuple[str, str, tuple[str, ...]] | None:
@@ -493,36 +700,62 @@ def _labels(branches: list[_Branch]) -> list[str]:
 # --- C/C++ ------------------------------------------------------------------------------
 
 
+class _LineSet:
+    """A set of line numbers as one byte a line: a file of directives has millions."""
+
+    def __init__(self, lines: int):
+        self.flags = bytearray(lines + 2)
+
+    def add(self, line: int) -> None:
+        self.flags[line] = 1
+
+    def update(self, lines: range) -> None:
+        self.flags[lines.start : lines.stop] = b"\1" * len(lines)
+
+    def __contains__(self, line: int) -> bool:
+        return bool(self.flags[line])
+
+
+class _CodeLines:
+    """The lines of masked code, cut out on demand (``code.split`` would copy them all)."""
+
+    def __init__(self, code: str, starts: array[int]):
+        self.code = code
+        self.starts = starts
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, index: int) -> str:
+        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.code)
+        return self.code[self.starts[index] : end]
+
+
 def scan_c_text(
     text: str,
     path: str,
     *,
     moved: MovedFiles | None = None,
     file_moves: bool = False,
+    selection: Selection = EVERYTHING,
 ) -> list[Finding]:
-    findings: list[Finding] = []
-    lines = _Lines(text)
-    code, comments, strings = _lex_c(text)
-    code_lines = code.split("\n")
+    """The findings of one C/C++/CUDA file, sorted."""
+    result = FileResult(path)
+    _scan_c(text, path, moved, file_moves, selection).fill(result)
+    return result.findings
 
-    def add(
-        line: int, col: int, category: str, message: str, fams: tuple[str, ...], **extra
-    ) -> None:
-        findings.append(
-            Finding(
-                path,
-                line,
-                col,
-                category,
-                message,
-                lines.line_text(line, col),
-                families=fams,
-                **extra,
-            )
-        )
+
+def _scan_c(
+    text: str, path: str, moved: MovedFiles | None, file_moves: bool, selection: Selection
+) -> FileSink:
+    lines = _Lines(text)
+    sink = FileSink(path, lines.line_text, selection)
+    add = sink.add
+    code, comments, strings = _lex_c(text)
+    code_lines = _CodeLines(code, lines.starts)
 
     stack: list[_Conditional] = []
-    skip_lines: set[int] = set()  # directive lines whose tokens are reported by this pass
+    skip_lines = _LineSet(len(code_lines))  # directive lines whose tokens this pass reports
 
     def close(cond: _Conditional, end_line: int, terminated: bool) -> None:
         vendor = [b for b in cond.branches if b.families]
@@ -555,11 +788,13 @@ def scan_c_text(
     number = 0
     total = len(code_lines)
     while number < total:
+        # Jump to the next line holding a '#': most lines of most files hold none.
+        hash_at = code.find("#", lines.starts[number])
+        if hash_at < 0:
+            break
+        number = bisect.bisect_right(lines.starts, hash_at) - 1
         start = number
         logical = code_lines[number]
-        if "#" not in logical:
-            number += 1
-            continue
         while logical.endswith("\\") and number + 1 < total:
             number += 1
             logical = logical[:-1] + " " + code_lines[number]
@@ -607,14 +842,13 @@ def scan_c_text(
         if hit is not None:
             add(line_no, col, hit[0], hit[1], hit[2])
 
-    for offset, content in strings:
-        line_no, col = lines.locate(offset)
+    for at, offset, end in strings:
+        line_no, col = lines.locate(at)
         if line_no in skip_lines:
             continue
-        _string(content, line_no, col, add)
-    for offset, comment in comments:
-        if not has_candidate(comment):
-            continue
+        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
+    for offset, _, end in comments:
+        comment = text[offset:end]
         first_line, _ = lines.locate(offset)
         for delta, piece in enumerate(comment.split("\n")):
             words = vendor_words(piece)
@@ -628,16 +862,16 @@ def scan_c_text(
                     f"comment mentions {', '.join(list(words)[:6])}",
                     tuple(sorted(set(words.values()))),
                 )
-    return findings
+    return sink
 
 
-def _next_code_line(code_lines: list[str], index: int) -> int:
+def _next_code_line(code_lines: _CodeLines, index: int) -> int:
     while index < len(code_lines) and not code_lines[index].strip():
         index += 1
     return index
 
 
-def _is_include_guard(code_lines: list[str], index: int, name: str) -> bool:
+def _is_include_guard(code_lines: _CodeLines, index: int, name: str) -> bool:
     """``#ifndef X`` directly followed by ``#define X``: a header's include guard."""
     index = _next_code_line(code_lines, index)
     if index >= len(code_lines):
@@ -688,8 +922,8 @@ def _include(target, quoted, path, line_no, moved, file_moves, add) -> None:
 
 
 def _string(content: str, line_no: int, col: int, add) -> None:
-    if len(content) > 4096:
-        content = content[:4096]
+    if len(content) > STRING_PROBE:
+        content = content[:STRING_PROBE]
     m = _DEVICE_STRING.fullmatch(content)
     if m is not None:
         fam = "rocm" if m.group("w") == "hip" else "cuda"
@@ -727,58 +961,65 @@ _PY_LEX = re.compile(
 _PY_BODIES = ("b1", "b2", "b3", "b4")
 
 
-def _lex_python(text: str) -> tuple[str, list[tuple[int, str]], list[tuple[int, str]]]:
-    pieces: list[str] = []
-    comments: list[tuple[int, str]] = []
-    strings: list[tuple[int, str]] = []
+def _lex_python(text: str) -> tuple[str, _Spans, _Spans]:
+    pieces = _Pieces()
+    comments = _Spans()
+    strings = _Spans()
     last = 0
     for m in _PY_LEX.finditer(text):
         pieces.append(text[last : m.start()])
         token = m.group(0)
         if m.group("c") is not None:
             if has_candidate(token):
-                comments.append((m.start(), token))
+                comments.append(m.start(), m.end())
         else:
             group = next(g for g in _PY_BODIES if m.group(g) is not None)
-            body = m.group(group)
-            if has_candidate(body):
-                strings.append((m.start(group), body))
+            if has_candidate(m.group(group)):
+                strings.append(m.start(group), m.end(group))
         pieces.append(_blank(token))
         last = m.end()
     pieces.append(text[last:])
-    return "".join(pieces), comments, strings
+    return pieces.join(), comments, strings
 
 
-def scan_python_text(text: str, path: str) -> list[Finding]:
-    findings: list[Finding] = []
+def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING) -> list[Finding]:
+    """The findings of one Python file, sorted."""
+    result = FileResult(path)
+    _scan_python(text, path, selection).fill(result)
+    return result.findings
+
+
+def _scan_python(text: str, path: str, selection: Selection) -> FileSink:
     lines = _Lines(text)
-    code, comment_list, string_list = _lex_python(text)
-    comments = [(*lines.locate(o), body) for o, body in comment_list]
-    strings = [(*lines.locate(o), body) for o, body in string_list]
+    sink = FileSink(path, lines.line_text, selection)
+    add = sink.add
+    code, comments, strings = _lex_python(text)
 
-    def add(line: int, col: int, category: str, message: str, fams: tuple[str, ...]) -> None:
-        findings.append(
-            Finding(path, line, col, category, message, lines.line_text(line, col), families=fams)
-        )
-
-    taken: list[tuple[int, int]] = []
+    # Spans of torch.cuda-style uses, in order: identifiers inside them are not reported
+    # again. Looked up by bisection (a scan of all of them was quadratic).
+    taken_starts = array("q")
+    taken_ends = array("q")
     for m in _PY_TORCH_CUDA.finditer(code):
         line_no, col = lines.locate(m.start())
         fam = "rocm" if m.group(0).endswith(("hip", "miopen")) else "cuda"
-        taken.append((m.start(), m.end()))
+        taken_starts.append(m.start())
+        taken_ends.append(m.end())
         add(line_no, col, "python-torch-cuda", f"uses {_squash(m.group(0))}", (fam,))
     for start, end in _vendor_idents(code):
-        if any(a <= start < b for a, b in taken):
+        index = bisect.bisect_right(taken_starts, start) - 1
+        if index >= 0 and start < taken_ends[index]:
             continue
         hit = _classify_ident(code, start, end)
         if hit is not None:
             line_no, col = lines.locate(start)
             add(line_no, col, hit[0], hit[1], hit[2])
-    for line_no, col, body in strings:
-        _string(body, line_no, col, add)
-    for line_no, col, body in comments:
-        words = vendor_words(body)
+    for _, offset, end in strings:
+        line_no, col = lines.locate(offset)
+        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
+    for offset, _, end in comments:
+        words = vendor_words(text[offset:end])
         if words:
+            line_no, col = lines.locate(offset)
             add(
                 line_no,
                 col,
@@ -786,7 +1027,7 @@ def scan_python_text(text: str, path: str) -> list[Finding]:
                 f"comment mentions {', '.join(list(words)[:6])}",
                 tuple(sorted(set(words.values()))),
             )
-    return findings
+    return sink
 
 
 # --- files ------------------------------------------------------------------------------
@@ -795,10 +1036,41 @@ def scan_python_text(text: str, path: str) -> list[Finding]:
 @dataclass
 class FileResult:
     path: str
+    # The selected, not allowlisted findings kept as objects (the first max_per_file
+    # in sort order), sorted; ``unlisted`` counts the others.
     findings: list[Finding] = field(default_factory=list)
     generated: str | None = None  # the generator template, for @generated files
     note: str | None = None  # skipped (not a regular file, binary): not an error
     error: str | None = None  # could not be read: an error
+    unlisted: Tally = field(default_factory=Tally)
+    allowed: list[tuple[Finding, int]] = field(default_factory=list)  # (finding, entry index)
+    allowed_unlisted: int = 0
+    used_entries: frozenset[int] = frozenset()  # allowlist entries that matched here
+
+    @property
+    def total(self) -> int:
+        """Selected, not allowlisted findings, listed or not."""
+        return len(self.findings) + self.unlisted.count
+
+    @property
+    def allowed_total(self) -> int:
+        return len(self.allowed) + self.allowed_unlisted
+
+    def category_counts(self) -> Counter[str]:
+        """Every category of every finding, listed or not."""
+        counts = Counter(c for f in self.findings for c in f.categories)
+        counts.update(self.unlisted.categories)
+        return counts
+
+    def worth_reporting(self) -> bool:
+        return bool(
+            self.total
+            or self.allowed_total
+            or self.used_entries
+            or self.generated
+            or self.note
+            or self.error
+        )
 
 
 _GENERATED = re.compile(
@@ -855,7 +1127,9 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
-def scan_file(path: str, display: str, moved: MovedFiles | None) -> FileResult:
+def scan_file(
+    path: str, display: str, moved: MovedFiles | None, selection: Selection = EVERYTHING
+) -> FileResult:
     result = FileResult(display)
     try:
         lmode = os.stat(path).st_mode
@@ -879,10 +1153,10 @@ def scan_file(path: str, display: str, moved: MovedFiles | None) -> FileResult:
         if moved is None or file_moves or "include" not in text:
             return result
     if path.endswith(PY_SUFFIXES):
-        found = scan_python_text(text, display)
+        sink = _scan_python(text, display, selection)
     else:
-        found = scan_c_text(text, display, moved=moved, file_moves=file_moves)
-    result.findings = sorted(found)
+        sink = _scan_c(text, display, moved, file_moves, selection)
+    sink.fill(result)
     return result
 
 
@@ -928,12 +1202,15 @@ def iter_files(
                     yield os.path.join(dirpath, name)
 
 
-def _scan_batch(args: tuple[list[tuple[str, str]], MovedFiles | None]) -> list[FileResult]:
-    batch, moved = args
+_Batch = tuple[list[tuple[str, str]], MovedFiles | None, Selection]
+
+
+def _scan_batch(args: _Batch) -> list[FileResult]:
+    batch, moved, selection = args
     out = []
     for path, display in batch:
-        result = scan_file(path, display, moved)
-        if result.findings or result.generated or result.note or result.error:
+        result = scan_file(path, display, moved, selection)
+        if result.worth_reporting():
             out.append(result)
     return out
 
@@ -947,7 +1224,28 @@ class ScanResult:
 
     @property
     def findings(self) -> list[Finding]:
+        """The listed findings (all of them unless ``max_per_file`` cut some)."""
         return [f for r in self.files for f in r.findings]
+
+    @property
+    def total(self) -> int:
+        """Every selected, not allowlisted finding, listed or not."""
+        return sum(r.total for r in self.files)
+
+    @property
+    def unlisted(self) -> int:
+        return sum(r.unlisted.count for r in self.files)
+
+    @property
+    def allowed(self) -> list[tuple[Finding, int]]:
+        return [a for r in self.files for a in r.allowed]
+
+    @property
+    def allowed_total(self) -> int:
+        return sum(r.allowed_total for r in self.files)
+
+    def used_entries(self) -> set[int]:
+        return {i for r in self.files for i in r.used_entries}
 
     def all_issues(self) -> list[WalkIssue]:
         out = list(self.issues)
@@ -966,8 +1264,13 @@ def scan_tree(
     suffixes: tuple[str, ...] = DEFAULT_SUFFIXES,
     moved: MovedFiles | None = None,
     jobs: int = 1,
+    selection: Selection = EVERYTHING,
 ) -> ScanResult:
-    """Scan every matching file under ``roots``; paths are shown relative to ``base``."""
+    """Scan every matching file under ``roots``; paths are shown relative to ``base``.
+
+    ``selection`` filters and allowlists findings and bounds how many of each file are
+    kept (default: every finding, all kept).
+    """
     base_abs = os.path.abspath(base)
     issues: list[WalkIssue] = []
     work: list[tuple[str, str]] = []
@@ -981,10 +1284,10 @@ def scan_tree(
         work.append((path, rel))
     files: list[FileResult] = []
     if jobs <= 1 or len(work) < 64:
-        files = _scan_batch((work, moved))
+        files = _scan_batch((work, moved, selection))
     else:
         size = max(16, len(work) // (jobs * 8))
-        batches = [(work[i : i + size], moved) for i in range(0, len(work), size)]
+        batches = [(work[i : i + size], moved, selection) for i in range(0, len(work), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             for part in pool.map(_scan_batch, batches):
                 files.extend(part)
