@@ -1,7 +1,14 @@
-"""What the build in this checkout produced (a cpu-only build has no torch_cuda extension)."""
+"""The checkout, Bazel run on it, and what its build produced.
+
+Tests import these from here, never from ``conftest``: several directories have a
+conftest.py, and which one ``import conftest`` finds depends on what pytest
+collected first.
+"""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -18,3 +25,38 @@ def cuda_extension_built() -> bool:
         (base / "third_device/torch_cuda/torch_cuda/_CUDAC.so").exists()
         for base in (REPO / "bazel-bin", REPO)
     )
+
+
+def bazel_command() -> list[str]:
+    """The launcher the README uses: bazelisk from node_modules, else tools/bazel."""
+    bazelisk = REPO / "node_modules" / ".bin" / "bazelisk"
+    if bazelisk.exists():
+        return [str(bazelisk)]
+    return [str(REPO / "tools" / "bazel")]
+
+
+class Bazel:
+    """Runs Bazel in the repository (same server and output base as the build)."""
+
+    def __init__(self, workspace: Path = REPO, startup: list[str] | None = None) -> None:
+        self.workspace = workspace
+        self.startup = startup or []
+
+    def run(
+        self, *args: str, env: dict[str, str] | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        proc = subprocess.run(
+            [*bazel_command(), *self.startup, *args],
+            cwd=self.workspace,
+            env=full_env,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"bazel {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
+            )
+        return proc

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from builds import NO_CUDA_BUILD, cuda_extension_built
+from builds import NO_CUDA_BUILD, Bazel, cuda_extension_built
 
 REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
@@ -70,41 +69,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         for message in LAYERING_GUARD.violations:  # type: ignore[attr-defined]
             print(f"\nLAYERING RUNTIME: {message}", file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def bazel_command() -> list[str]:
-    """The launcher the README uses: bazelisk from node_modules, else tools/bazel."""
-    bazelisk = REPO / "node_modules" / ".bin" / "bazelisk"
-    if bazelisk.exists():
-        return [str(bazelisk)]
-    return [str(REPO / "tools" / "bazel")]
-
-
-class Bazel:
-    """Runs Bazel in the repository (same server and output base as the build)."""
-
-    def __init__(self, workspace: Path = REPO, startup: list[str] | None = None) -> None:
-        self.workspace = workspace
-        self.startup = startup or []
-
-    def run(
-        self, *args: str, env: dict[str, str] | None = None, check: bool = True
-    ) -> subprocess.CompletedProcess[str]:
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        proc = subprocess.run(
-            [*bazel_command(), *self.startup, *args],
-            cwd=self.workspace,
-            env=full_env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(
-                f"bazel {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}"
-            )
-        return proc
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Bazel
+from builds import REPO, Bazel
 from torchsplit.checkout import copy_checkout
 
 pytestmark = pytest.mark.bazel

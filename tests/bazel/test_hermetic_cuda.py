@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, Bazel, bazel_command
+from builds import REPO, Bazel, bazel_command
 
 pytestmark = pytest.mark.bazel
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from builds import REPO
 from torchsplit.checkout import copy_checkout, git, snapshot
 
 pytestmark = pytest.mark.bazel

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from builds import REPO
 
 pytestmark = pytest.mark.bazel
 

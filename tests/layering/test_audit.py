@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from builds import REPO
 
 
 def torchsplit(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:

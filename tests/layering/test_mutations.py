@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import REPO
+from builds import REPO
 from torchsplit.audit.mutations import MUTATIONS, render_matrix, run_all
 
 pytestmark = pytest.mark.bazel

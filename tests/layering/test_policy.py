@@ -6,7 +6,7 @@ import pytest
 import starlark as sl
 
 from bazel.bazel_files import read_workspace
-from conftest import REPO
+from builds import REPO
 from torchsplit.audit.policy import Pattern, expand, load_policy, visibility_label
 
 POLICY = REPO / "tools" / "layering" / "policy.bzl"

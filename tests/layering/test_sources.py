@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO
+from builds import REPO
 from torchsplit.audit.policy import load_policy
 from torchsplit.audit.sources import check_sources
 
