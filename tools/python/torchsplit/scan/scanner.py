@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import functools
 import heapq
+import itertools
 import os
 import re
 import stat
@@ -127,13 +128,18 @@ def _candidates(text: str) -> Iterator[int]:
     Lazy: a dense 50 MB file has millions of candidates, and a list of them as Python
     ints would cost more memory than the text itself.
     """
+    return heapq.merge(*_candidate_runs(text))
+
+
+def _candidate_runs(text: str) -> tuple[Iterator[int], Iterator[int]]:
+    """The two sources of candidates, each in order (words; driver-API spellings)."""
     low = text.lower()
     if len(low) == len(text):
         hits = (m.start() for m in _CANDIDATE_LOW.finditer(low))
     else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
         del low
         hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
-    return heapq.merge(hits, (m.start() for m in _CANDIDATE_CU.finditer(text)))
+    return hits, (m.start() for m in _CANDIDATE_CU.finditer(text))
 
 
 def has_candidate(text: str) -> bool:
@@ -143,7 +149,8 @@ def has_candidate(text: str) -> bool:
     "relationship" does not make a file worth lexing), a library file name
     (``libMIOpen``), or a ``.cu``/``.cuh`` include.
     """
-    for pos in _candidates(text):
+    # Any one candidate settles it, so order does not matter: no merge (called per token).
+    for pos in itertools.chain(*_candidate_runs(text)):
         start, end = _ident_at(text, pos)
         ident = text[start:end]
         if not ident:
@@ -1274,9 +1281,15 @@ def scan_tree(
     base_abs = os.path.abspath(base)
     issues: list[WalkIssue] = []
     work: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    seen: set[tuple[int, int] | str] = set()
     for path in iter_files(roots, suffixes, issues):
-        real = os.path.realpath(path)
+        # One stat per file, not realpath's lstat per path component (the walk's
+        # serial part); a file that cannot be stat'ed is kept for scan_file to report.
+        try:
+            info = os.stat(path)
+            real: tuple[int, int] | str = (info.st_dev, info.st_ino)
+        except OSError:
+            real = os.path.abspath(path)
         if real in seen:  # overlapping roots (include/ and its parent) scan a file once
             continue
         seen.add(real)
