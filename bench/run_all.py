@@ -127,10 +127,11 @@ def bench_remote(work: Path) -> tuple[str, list[str]]:
         "PYTHON_BIN_PATH": str(elsewhere / "venv" / "bin" / "python3"),
         "PATH": f"{elsewhere}:/usr/local/sbin:/usr/sbin:/sbin:" + os.environ.get("PATH", ""),
     }
-    toolkit = Path("/usr/local/cuda")
-    if (toolkit / "bin" / "nvcc").exists():
-        (elsewhere / "cuda").symlink_to(toolkit.resolve())
-        env["CUDA_PATH"] = str(elsewhere / "cuda")
+    # The same hermetic toolkit clone A builds with (never $CUDA_PATH: that picks the
+    # machine's own toolkit, other content, rightly other keys), through another path.
+    toolkits = os.environ.get("TORCHSPLIT_CUDA_CACHE") or str(Path.home() / ".cache/torchsplit/cuda")
+    (elsewhere / "cuda").symlink_to(Path(toolkits).resolve())
+    env["TORCHSPLIT_CUDA_CACHE"] = str(elsewhere / "cuda")
     second = Checkout(clone(elsewhere / "b"), work / "root-b", env)
     rows: Table = []
     notes: list[str] = []
