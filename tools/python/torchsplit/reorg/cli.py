@@ -183,7 +183,15 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         executable=[*workspace.EXECUTABLE, f"torchsplit/{moves.SCRIPT}"],
     )
     _summary(result, files, out_dir)
-    print(f"next: cd {out_dir} && bazel build --nobuild //... && torchsplit audit --workspace .")
+    # Commands that run as printed: the workspace has no tools/ of its own.
+    repo = Path(__file__).resolve().parents[4]
+    bazel, cli, where = (
+        repo / "node_modules/.bin/bazelisk",
+        repo / "tools/torchsplit",
+        out_dir.resolve(),
+    )
+    print(f"report: {where / 'torchsplit' / 'report.md'} (before/after table, needs a human)")
+    print(f"next: (cd {where} && {bazel} build --nobuild //...) && {cli} audit --workspace {where}")
     return 1 if args.strict and result.flags else 0
 
 
