@@ -398,14 +398,26 @@ def _split_sections(text: str) -> tuple[list[str], dict[str, str]]:
     head: list[str] = []
     sections: dict[str, str] = {}
     title = None
+    # Another script's begin marker (`<!-- x:begin -->`) sits just above its `##` line:
+    # it belongs to that section, not to the one before (or replacing the one before
+    # would drop it).
+    pending: list[str] = []
     for line in text.splitlines():
+        if line.startswith("<!--") and line.rstrip().endswith(":begin -->"):
+            pending.append(line)
+            continue
         if line.startswith("## "):
             title = line[3:].split(". ", 1)[-1].strip()
             sections[title] = ""
+        elif pending:  # a marker not followed by a heading stays where it was
+            line = "\n".join([*pending, line])
         if title is None:
             head.append(line)
         else:
             sections[title] += line + "\n"
+            if line.startswith("## ") and pending:
+                sections[title] = "\n".join(pending) + "\n" + sections[title]
+        pending = []
     return head, sections
 
 
@@ -422,7 +434,12 @@ def merge(existing: str, fresh: list[str], chosen: list[tuple[int, Section]]) ->
         if body is None:
             continue
         number += 1
-        out.append(f"## {number}. {title}\n" + body.split("\n", 1)[1].rstrip("\n") + "\n")
+        markers, heading_and_rest = [], body
+        while heading_and_rest.startswith("<!--"):
+            marker, heading_and_rest = heading_and_rest.split("\n", 1)
+            markers.append(marker + "\n")
+        rest = heading_and_rest.split("\n", 1)[1].rstrip("\n")
+        out.append("".join(markers) + f"## {number}. {title}\n" + rest + "\n")
     return out
 
 
@@ -457,9 +474,7 @@ def main(argv: list[str]) -> int:
         "on them). See docs/remote-cache.md for the cache itself.\n",
         f"- machine: {machine()}",
         "- Bazel 4.2.3 (Debian), fresh clones of the commit each section names, each with"
-        " its own output root"
-        + ("; --tiny (small inputs)" if args.tiny else "")
-        + "\n",
+        " its own output root" + ("; --tiny (small inputs)" if args.tiny else "") + "\n",
     ]
     work = Path(tempfile.mkdtemp(prefix="torchsplit-bench-"))
     try:

@@ -93,3 +93,23 @@ def test_replace_updates_chosen_sections_and_keeps_the_others(
         "## 2. Two",
         "## 3. Affected targets (another script's)",
     ]
+
+
+def test_replace_keeps_another_scripts_markers_with_its_section(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bench_affected.py rewrites only what lies between its markers; losing the begin
+    # marker (it sits above the heading, after the previous section's table) made
+    # the next run append a second copy of its section.
+    sections = [run_all.Section("one", "One", "note one\n", lambda w, t: "| new one |", True)]
+    monkeypatch.setattr(run_all, "SECTIONS", sections)
+    out = tmp_path / "b.md"
+    out.write_text(
+        "# Build benchmarks\n\n## 1. One\n\n| old one |\n\n<!-- theirs:begin -->\n"
+        "## Theirs\n\n| theirs |\n<!-- theirs:end -->\n"
+    )
+    assert run_all.main(["--tiny", "--only", "one", "--replace", "--out", str(out)]) == 0
+    doc = out.read_text()
+    assert "| new one |" in doc and "| old one |" not in doc
+    assert doc.count("<!-- theirs:begin -->") == 1 and doc.count("<!-- theirs:end -->") == 1
+    assert doc.index("| new one |") < doc.index("<!-- theirs:begin -->") < doc.index("## 2. Theirs")
