@@ -190,8 +190,24 @@ def _cuda_wheels_impl(rctx):
                 why = "the %s %s wheel has no header or library in the expected place" % (dist, info["version"])
             build.append(_missing_build(lib, why))
             defs.append("%s_FOUND = False\n%s_VERSION = None\n" % (upper, upper))
+    build.append(_lock_build(rctx, toolkit))
     rctx.file("BUILD.bazel", "\n".join(build) + "\n")
     rctx.file("defs.bzl", "\"\"\"What @%s found.\"\"\"\n\n" % rctx.name + "".join(defs))
+
+def _lock_build(rctx, toolkit):
+    """requirements_lock.txt: the lock of the toolkit this build uses.
+
+    A backend's wheel pins NVIDIA's runtime wheels from it, so a build with
+    another pinned toolkit ships matching pins. A system toolkit has no lock of
+    its own: the first pinned one stands in (the wheels pip can install).
+    """
+    locks = rctx.attr.locks
+    if not locks:
+        rctx.file("requirements_lock.txt", "# no hermetic CUDA lock is configured\n")
+    else:
+        version = list(locks.keys())[0] if toolkit.system else toolkit.version
+        rctx.symlink(rctx.path(Label(locks[version])), "requirements_lock.txt")
+    return "exports_files([\"requirements_lock.txt\"], visibility = %r)" % rctx.attr.wheel_visibility
 
 cuda_wheels = repository_rule(
     implementation = _cuda_wheels_impl,
