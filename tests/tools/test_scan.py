@@ -9,8 +9,15 @@ import pytest
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 from torchsplit.globs import glob_to_regex
-from torchsplit.scan.allowlist import apply_allowlist, load_allowlist
-from torchsplit.scan.scanner import MovedFiles, scan_c_text, scan_paths, scan_python_text
+from torchsplit.scan.allowlist import load_allowlist
+from torchsplit.scan.scanner import (
+    MovedFiles,
+    Selection,
+    scan_c_text,
+    scan_paths,
+    scan_python_text,
+    scan_tree,
+)
 
 SCAN = Path(__file__).parent / "fixtures" / "scan"
 PYTORCH_STYLE = Path(__file__).parent / "fixtures" / "pytorch_style" / "build_variables.bzl"
@@ -124,10 +131,11 @@ def test_allowlist_glob_category_and_line():
     entries = load_allowlist(SCAN / "allow.toml")
     findings, scanned = scan_paths([str(SCAN)], base=str(SCAN))
     assert scanned == 5
-    kept, allowed, unused = apply_allowlist(findings, entries)
-    assert [(f.path, f.line) for f, _ in allowed] == [("core/guards.cpp", 29)]
-    assert [e.index for e in unused] == [2]
-    assert len(kept) == len(findings) - 1
+    # The allowlist applies inside the scan, as the CLI runs it.
+    result = scan_tree([str(SCAN)], base=str(SCAN), selection=Selection(allow=tuple(entries)))
+    assert [(f.path, f.line) for f, _ in result.allowed] == [("core/guards.cpp", 29)]
+    assert [e.index for e in entries if e.index not in result.used_entries()] == [2]
+    assert len(result.findings) == len(findings) - 1
     assert glob_to_regex("core/**").match("core/a/b.cpp")
     assert glob_to_regex("core/**/x.h").match("core/x.h")
     assert not glob_to_regex("core/*.h").match("core/a/x.h")

@@ -184,7 +184,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
     )
     _summary(result, files, out_dir)
     # Commands that run as printed: the workspace has no tools/ of its own.
-    repo = Path(__file__).resolve().parents[4]
+    repo = workspace.REPO
     bazel, cli, where = (
         repo / "node_modules/.bin/bazelisk",
         repo / "tools/torchsplit",

@@ -11,8 +11,7 @@
 An entry that matches nothing is reported as unused so stale entries get removed.
 
 ``torchsplit scan`` applies the entries inside the scan (``scanner.Selection.allow``),
-after the category/family filters and before the per-file limit; ``apply_allowlist``
-does the same on a list of findings.
+after the category/family filters and before the per-file limit.
 """
 
 from __future__ import annotations
@@ -90,20 +89,3 @@ def load_allowlist(path: str | Path) -> list[AllowEntry]:
             raise TorchsplitError(f"allow entry #{index}: bad line regex: {exc}", where) from exc
         entries.append(AllowEntry(index, glob, category, line_re, reason, glob_to_regex(glob)))
     return entries
-
-
-def apply_allowlist(
-    findings: list[Finding], entries: list[AllowEntry]
-) -> tuple[list[Finding], list[tuple[Finding, AllowEntry]], list[AllowEntry]]:
-    """Split into (kept, allowed with their entry, unused entries)."""
-    kept: list[Finding] = []
-    allowed: list[tuple[Finding, AllowEntry]] = []
-    used: set[int] = set()
-    for finding in findings:
-        entry = next((e for e in entries if e.matches(finding)), None)
-        if entry is None:
-            kept.append(finding)
-        else:
-            allowed.append((finding, entry))
-            used.add(entry.index)
-    return kept, allowed, [e for e in entries if e.index not in used]
