@@ -176,11 +176,14 @@ void CudaHooks::synchronize_stream(const c10::Stream& stream) {
   TORCH_CUDA_CHECK(cudaStreamSynchronize(native_stream(stream)));
 }
 
-c10::EventId CudaHooks::create_event(c10::DeviceIndex index) {
+c10::EventId CudaHooks::create_event(c10::DeviceIndex index, c10::EventFlag flag) {
   require_device(index);
   DeviceScope scope(index);
   cudaEvent_t event = nullptr;
-  TORCH_CUDA_CHECK(cudaEventCreate(&event));
+  // Sync-only events skip the timestamp, which makes recording and querying
+  // them cheaper (as PyTorch's caching allocator creates its events).
+  TORCH_CUDA_CHECK(cudaEventCreateWithFlags(
+      &event, flag == c10::EventFlag::kSyncOnly ? cudaEventDisableTiming : cudaEventDefault));
   std::lock_guard<std::mutex> lock(mutex_);
   events_[next_event_] = event;
   return next_event_++;

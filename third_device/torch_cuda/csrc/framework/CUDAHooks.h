@@ -41,7 +41,7 @@ class CudaHooks final : public c10::DeviceHooks {
   c10::StreamId create_stream(c10::DeviceIndex index) override;
   bool query_stream(const c10::Stream& stream) override;
   void synchronize_stream(const c10::Stream& stream) override;
-  c10::EventId create_event(c10::DeviceIndex index) override;
+  c10::EventId create_event(c10::DeviceIndex index, c10::EventFlag flag) override;
   void destroy_event(c10::EventId event, c10::DeviceIndex index) override;
   void record_event(c10::EventId event, const c10::Stream& stream) override;
   bool query_event(c10::EventId event, c10::DeviceIndex index) override;
