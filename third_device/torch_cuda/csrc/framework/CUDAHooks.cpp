@@ -1,5 +1,7 @@
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <stdexcept>
 
@@ -250,6 +252,16 @@ int runtime_version() {
   int version = 0;
   TORCH_CUDA_CHECK(cudaRuntimeGetVersion(&version));
   return version;
+}
+
+std::string runtime_library() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cudaRuntimeGetVersion), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  const std::string file = info.dli_fname;
+  // Statically linked, the symbol is in the extension itself.
+  return file.find("libcudart") == std::string::npos ? std::string() : file;
 }
 
 int driver_version() {

@@ -81,5 +81,8 @@ CudaHooks& cuda_hooks();
 int runtime_version();
 // The newest CUDA runtime the installed driver supports (0 without a driver).
 int driver_version();
+// The file the CUDA runtime was loaded from (libcudart.so.N, as the loader
+// found it through _CUDAC's RUNPATH); empty when it is linked statically.
+std::string runtime_library();
 
 }  // namespace torch_cuda
