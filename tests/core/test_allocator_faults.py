@@ -92,13 +92,21 @@ def test_after_a_query_throws_later_allocations_work_and_reuse_each_block_once()
     assert _stats()["pending_frees"] == 0
 
 
-def test_out_of_memory_waits_for_pending_frees_before_raising() -> None:
+def _full_device_with_a_pending_free() -> tuple[tc.Tensor, int]:
+    """Two segments' capacity: one held by the returned tensor, one by a block
+    freed while a busy stream still uses it (its pointer is returned)."""
     _faulty._set_capacity(2 * SEGMENT)
     s = tc.Stream(DEVICE)
     keep = tc.empty(N, device=DEVICE)
     a, a_ptr = _used_on(s)
     _faulty._hold(s.id)
-    del a  # pending; the device is full
+    del a
+    assert _stats()["pending_frees"] == 1
+    return keep, a_ptr
+
+
+def test_out_of_memory_waits_for_pending_frees_before_raising() -> None:
+    keep, a_ptr = _full_device_with_a_pending_free()
     synced = _faulty._counters()["event_synchronizations"]
     # The old code raised here: "0.0 MiB allocated ... 8.0 MiB reserved" counted
     # only `keep`, while a's block was waiting for s.
@@ -121,12 +129,7 @@ def test_out_of_memory_still_raises_when_nothing_is_pending_and_stays_usable() -
 
 
 def test_a_failed_wait_keeps_the_free_pending() -> None:
-    _faulty._set_capacity(2 * SEGMENT)
-    s = tc.Stream(DEVICE)
-    keep = tc.empty(N, device=DEVICE)
-    a, a_ptr = _used_on(s)
-    _faulty._hold(s.id)
-    del a
+    keep, a_ptr = _full_device_with_a_pending_free()
     _faulty._fail("synchronize_event")
     with pytest.raises(RuntimeError, match="injected synchronize_event failure"):
         tc.empty(N, device=DEVICE)
