@@ -62,7 +62,7 @@ def _clean_env(**extra: str) -> dict[str, str]:
 def test_in_tree_torch_cuda_finds_its_runtime_with_system_cuda_hidden(tmp_path: Path) -> None:
     if not cuda_extension_built():
         pytest.skip("torch_cuda is not built here (cpu-only build or no CUDA toolkit)")
-    solib = next((REPO / "bazel-bin" / "_solib_k8").glob("*cuda_Uruntime*/libcudart.so.*"))
+    solib = sorted((REPO / "bazel-bin" / "_solib_k8").glob("*cuda_Uruntime*/libcudart.so*"))[0]
     toolkit_lib = Path(os.path.realpath(solib)).parent
     if str(toolkit_lib).startswith("/usr/local/cuda"):
         pytest.skip(f"built with the system toolkit ({toolkit_lib}): hiding it hides the runtime")
