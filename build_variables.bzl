@@ -15,8 +15,10 @@ c10_sources = [
     "core/c10/core/CpuHooks.cpp",
     "core/c10/core/Device.cpp",
     "core/c10/core/DeviceRegistry.cpp",
+    "core/c10/core/EventPool.cpp",
     "core/c10/core/RegistrationSite.cpp",
     "core/c10/core/Stream.cpp",
+    "core/c10/core/Warning.cpp",
 ]
 
 aten_cpu_sources = [

@@ -26,7 +26,7 @@ c10::DeviceHooks& hooks_of(const c10::Device& device) {
 class EventHandle {
  public:
   explicit EventHandle(const c10::Device& device)
-      : device_(device), id_(hooks_of(device).create_event(device.index())) {}
+      : device_(device), id_(hooks_of(device).create_event(device.index(), c10::EventFlag::kTiming)) {}
   ~EventHandle() { hooks_of(device_).destroy_event(id_, device_.index()); }
   EventHandle(const EventHandle&) = delete;
   EventHandle& operator=(const EventHandle&) = delete;

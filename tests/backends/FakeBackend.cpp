@@ -39,7 +39,7 @@ class FakeHooks final : public c10::DeviceHooks {
   c10::StreamId create_stream(c10::DeviceIndex i) override { return host_.create_stream(i); }
   bool query_stream(const c10::Stream&) override { return true; }
   void synchronize_stream(const c10::Stream&) override {}
-  c10::EventId create_event(c10::DeviceIndex i) override { return host_.create_event(i); }
+  c10::EventId create_event(c10::DeviceIndex i, c10::EventFlag f) override { return host_.create_event(i, f); }
   void destroy_event(c10::EventId e, c10::DeviceIndex i) override { host_.destroy_event(e, i); }
   void record_event(c10::EventId e, const c10::Stream& s) override { host_.record_event(e, s); }
   bool query_event(c10::EventId e, c10::DeviceIndex i) override { return host_.query_event(e, i); }

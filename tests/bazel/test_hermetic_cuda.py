@@ -10,30 +10,18 @@ under the hermetic repository, by exec-root-relative paths.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from bazel.hide_cuda import run_hidden, unshare_works
 from builds import REPO, Bazel, bazel_command
 
 pytestmark = pytest.mark.bazel
 
 LOCK = REPO / "tools" / "cuda" / "requirements_lock.txt"
 CU_FILES = sorted(p.name for p in (REPO / "third_device" / "torch_cuda").rglob("*.cu"))
-
-
-def _unshare_works() -> str | None:
-    if shutil.which("unshare") is None:
-        return "no unshare command"
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, text=True, check=False)
-    if probe.returncode != 0:
-        return f"unshare -m is not permitted here: {probe.stderr.strip()}"
-    return None
 
 
 def _hermetic_dir() -> Path:
@@ -43,7 +31,7 @@ def _hermetic_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def hidden(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    reason = _unshare_works()
+    reason = unshare_works()
     if reason:
         pytest.skip(reason)
     if not (_hermetic_dir() / ".torchsplit-installed").exists():
@@ -62,23 +50,12 @@ def hidden(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     ]
     env = dict(os.environ)
     env["TEST_TMPDIR"] = str(out / "root")  # a server (and output root) of its own
-    helper = str(Path(__file__).with_name("hide_cuda.py"))
-    proc = subprocess.run(
-        ["unshare", "-m", sys.executable, helper, str(out), json.dumps(commands)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr
+    ran = run_hidden(commands, out, env=env, cwd=REPO)
     result = {}
-    for n, name in enumerate(["build", "aquery", "output_base"]):
-        rc = int((out / f"{n}.rc").read_text())
-        assert rc == 0, f"{name} exited {rc}:\n{(out / f'{n}.err').read_text()[-4000:]}"
-        result[name] = (out / f"{n}.out").read_text()
-        result[name + "_err"] = (out / f"{n}.err").read_text()
+    for name, r in zip(["build", "aquery", "output_base"], ran[:3], strict=True):
+        assert r.returncode == 0, f"{name} exited {r.returncode}:\n{r.stderr[-4000:]}"
+        result[name] = r.stdout
+        result[name + "_err"] = r.stderr
     return result
 
 

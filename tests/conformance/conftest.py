@@ -60,10 +60,18 @@ def _short(package: str) -> str:
     return package.removeprefix("torch_")
 
 
+# Backends whose device is a GPU: their cases carry the `gpu` marker, so
+# `pytest -m gpu` (tools/dev gpu-check) runs the suite on cuda:0 as well.
+GPU_BACKENDS = frozenset({"torch_cuda"})
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
-        packages = backend_packages()
-        metafunc.parametrize("backend", packages, ids=[_short(p) for p in packages], indirect=True)
+        params = [
+            pytest.param(p, id=_short(p), marks=[pytest.mark.gpu] if p in GPU_BACKENDS else [])
+            for p in backend_packages()
+        ]
+        metafunc.parametrize("backend", params, indirect=True)
 
 
 _ADAPTERS: dict[str, BackendAdapter] = {}

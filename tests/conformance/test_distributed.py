@@ -1,4 +1,10 @@
-"""distributed: collectives at world size 2, one process per rank, on the backend's device."""
+"""distributed: collectives at world size 2, one process per rank, on the backend's device.
+
+Rank r uses device ``r % device_count``. A backend whose ranks cannot share a
+device (NCCL refuses two ranks on one GPU) declares
+``distributed.shared_device`` unsupported: with fewer devices than ranks the
+test then skips with that reason, and with two or more it runs one rank per
+device."""
 
 from __future__ import annotations
 
@@ -9,9 +15,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from torch_core.testing import BackendAdapter
 
 RANK = Path(__file__).with_name("_rank.py")
+WORLD = 2
 
 
 def _free_port() -> int:
@@ -21,6 +30,13 @@ def _free_port() -> int:
 
 
 def test_collectives_at_world_size_two(backend: BackendAdapter) -> None:
+    if backend.device_count() < WORLD:
+        why = backend.lacks("distributed.shared_device")
+        if why:
+            pytest.skip(
+                f"{backend.device_type} has {backend.device_count()} device(s) for {WORLD} ranks "
+                f"and lacks distributed.shared_device: {why}"
+            )
     port = _free_port()
     env = {
         **os.environ,
@@ -30,13 +46,13 @@ def test_collectives_at_world_size_two(backend: BackendAdapter) -> None:
     package = backend.package or "cpu"
     procs = [
         subprocess.Popen(
-            [sys.executable, str(RANK), package, str(rank), "2", str(port)],
+            [sys.executable, str(RANK), package, str(rank), str(WORLD), str(port)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
-        for rank in range(2)
+        for rank in range(WORLD)
     ]
     results = []
     try:

@@ -28,6 +28,7 @@ def test_every_op_gets_a_device_interval_on_its_stream(backend: BackendAdapter) 
     del y
 
 
+@pytest.mark.asynchronous
 def test_a_held_kernel_starts_after_the_host_returned(backend: BackendAdapter) -> None:
     dev = backend.device(0)
     s = tc.Stream(dev)

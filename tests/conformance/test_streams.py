@@ -45,6 +45,7 @@ def test_events_record_query_and_synchronize(backend: BackendAdapter) -> None:
     assert start.elapsed_time(end) >= 0.0
 
 
+@pytest.mark.asynchronous
 def test_work_behind_a_held_stream_waits_for_it(backend: BackendAdapter) -> None:
     dev = backend.device(0)
     s = tc.Stream(dev)
@@ -81,9 +82,11 @@ def _producer_consumer(backend: BackendAdapter, use_event: bool) -> np.ndarray:
     return y.numpy()
 
 
+@pytest.mark.asynchronous
 def test_an_event_orders_two_streams(backend: BackendAdapter) -> None:
     np.testing.assert_array_equal(_producer_consumer(backend, True), np.full(8, 7.0, np.float32))
 
 
+@pytest.mark.asynchronous
 def test_without_the_event_the_reader_does_not_wait(backend: BackendAdapter) -> None:
     np.testing.assert_array_equal(_producer_consumer(backend, False), np.zeros(8, np.float32))

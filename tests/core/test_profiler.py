@@ -43,6 +43,7 @@ def test_user_ranges_enclose_their_ops_and_work_as_decorators() -> None:
     assert add.host_end_ns <= inner.host_end_ns <= outer.host_end_ns
 
 
+@pytest.mark.asynchronous
 def test_emu_kernel_intervals_are_measured_on_the_stream_after_the_host_returned() -> None:
     s = torch_emu.Stream(0)
     x = tc.ones(1000, device="emu:0")

@@ -69,6 +69,7 @@ def test_store_host_dying_is_reported() -> None:
     assert "hosted by rank 0" in info["error"] or "rank 0 did not arrive" in info["error"]
 
 
+@pytest.mark.asynchronous
 def test_eccl_runs_in_stream_order() -> None:
     results = check_ok(run_ranks("stream_order", 2, device="emu"))
     assert all(_json(r)["held"] is False for r in results)

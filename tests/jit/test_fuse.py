@@ -240,6 +240,7 @@ def _wait_until_started(device: int, stream: int) -> None:
         os.sched_yield()
 
 
+@pytest.mark.asynchronous
 def test_emu_fused_launch_is_one_queued_kernel() -> None:
     args = _inputs(5, np.float32, "emu:0")
     fused = jit.fuse(chain)

@@ -1,11 +1,14 @@
 """The coupling scanner on hand-written fixtures, and on the real headers of the torch wheel."""
 
+import importlib.metadata
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from builds import REPO
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 from torchsplit.globs import glob_to_regex
@@ -195,6 +198,16 @@ def torch_include():
     if not (include / "ATen" / "cuda").is_dir():
         pytest.skip("this torch wheel ships no ATen/cuda headers")
     return include
+
+
+def test_the_corpus_is_torchs_cpu_build_as_pinned(torch_include):
+    # requirements.txt selects the CPU build: PyPI's default Linux wheel is the
+    # CUDA one, which brings its own nvidia-* wheels into the virtualenv.
+    version = importlib.metadata.version("torch")
+    pin = re.search(r"^torch==(\S+)", (REPO / "requirements.txt").read_text(), re.MULTILINE)
+    assert pin and pin.group(1).endswith("+cpu") and version == pin.group(1), version
+    requires = importlib.metadata.requires("torch") or []
+    assert not [r for r in requires if r.lower().startswith("nvidia")], requires
 
 
 def test_corpus_finds_torch_cuda_cpp_api_in_aten_cuda(torch_include):

@@ -14,6 +14,7 @@ pytestmark = pytest.mark.gpu
 SPIN = 100_000_000  # ~50-90 ms
 
 
+@pytest.mark.asynchronous
 def test_kernel_interval_is_measured_on_the_stream_not_at_launch() -> None:
     s = torch_cuda.Stream()
     x = tc.ones(1000, device="cuda:0")

@@ -18,6 +18,7 @@ SPIN = 100_000_000  # ~50-90 ms on an H100: the side stream is still busy below
 N = 1 << 20  # 4 MiB: a large-pool block alone in its segment
 
 
+@pytest.mark.asynchronous
 def test_a_block_read_by_another_stream_is_not_overwritten() -> None:
     torch_cuda.synchronize()
     gc.collect()

@@ -11,6 +11,7 @@ Ordering comes from gates, never from timing.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import torch_core as tc
 import torch_emu
@@ -29,6 +30,7 @@ def _fresh() -> None:
     tc.memory.empty_cache("emu:0")
 
 
+@pytest.mark.asynchronous
 def test_a_block_read_by_another_stream_is_not_overwritten() -> None:
     _fresh()
     s = torch_emu.Stream(0)
@@ -54,6 +56,7 @@ def test_a_block_read_by_another_stream_is_not_overwritten() -> None:
     np.testing.assert_array_equal(z.numpy(), np.full(N, 5.0, np.float32))
 
 
+@pytest.mark.asynchronous
 def test_the_block_returns_once_the_other_stream_has_passed() -> None:
     _fresh()
     s = torch_emu.Stream(0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 import torch_core as tc
 import torch_emu
@@ -21,6 +22,7 @@ def test_numpy_waits_for_the_work_it_reads() -> None:
     np.testing.assert_array_equal(t.numpy(), np.full(4, 3.0, dtype=np.float32))
 
 
+@pytest.mark.asynchronous
 def test_sleep_kernel_returns_to_the_host_at_once() -> None:
     s = torch_emu.Stream(0)
     start = time.monotonic()
@@ -32,6 +34,7 @@ def test_sleep_kernel_returns_to_the_host_at_once() -> None:
     assert queued < 0.3  # sanity only: the real assertion is query() above
 
 
+@pytest.mark.asynchronous
 def test_event_query_synchronize_and_elapsed_time() -> None:
     s = torch_emu.Stream(0)
     start, end = tc.Event("emu:0"), tc.Event("emu:0")

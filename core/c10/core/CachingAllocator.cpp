@@ -1,9 +1,11 @@
 #include "c10/core/CachingAllocator.h"
 
 #include <algorithm>
+#include <exception>
 #include <vector>
 
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/Warning.h"
 
 namespace c10 {
 namespace {
@@ -12,6 +14,8 @@ std::string mib(int64_t bytes) {
   return std::to_string(bytes / (1 << 20)) + "." + std::to_string((bytes % (1 << 20)) * 10 / (1 << 20)) +
          " MiB";
 }
+
+std::string describe(const Stream& stream) { return stream.device.str() + " stream " + std::to_string(stream.id); }
 
 }  // namespace
 
@@ -38,6 +42,9 @@ CachingAllocator::~CachingAllocator() {
     }
     for (PendingFree& p : s->pending) {
       delete p.block;
+    }
+    for (Block* b : s->leaked) {
+      delete b;
     }
   }
 }
@@ -120,20 +127,7 @@ void* CachingAllocator::allocate(size_t bytes, const Stream& stream) {
   process_pending(s);
   Block* block = find_free(s, size, small, stream.id);
   if (block == nullptr) {
-    const size_t segment = small ? kSegment : (size + kSegment - 1) / kSegment * kSegment;
-    void* ptr = raw_allocate(segment, index);
-    if (ptr == nullptr) {
-      release_free_segments(s, index, lock);
-      ptr = raw_allocate(segment, index);
-    }
-    if (ptr == nullptr) {
-      s.stats.num_ooms++;
-      throw OutOfMemoryError(describe_oom(s, index, size));
-    }
-    s.stats.num_raw_allocs++;
-    s.stats.reserved += static_cast<int64_t>(segment);
-    s.stats.max_reserved = std::max(s.stats.max_reserved, s.stats.reserved);
-    block = new Block{ptr, segment, stream.id, small};
+    block = allocate_block(s, index, size, small, stream.id, lock);
   }
 
   // Keep the remainder when it can serve another request of this pool.
@@ -164,6 +158,36 @@ void* CachingAllocator::allocate(size_t bytes, const Stream& stream) {
   return block->ptr;
 }
 
+CachingAllocator::Block* CachingAllocator::allocate_block(DeviceState& s, DeviceIndex index, size_t size,
+                                                          bool small, StreamId stream,
+                                                          std::unique_lock<std::mutex>& lock) {
+  const size_t segment = small ? kSegment : (size + kSegment - 1) / kSegment * kSegment;
+  void* ptr = raw_allocate(segment, index);
+  if (ptr == nullptr) {
+    release_free_segments(s, index, lock);
+    ptr = raw_allocate(segment, index);
+  }
+  if (ptr == nullptr && !s.pending.empty()) {
+    // Memory freed on this device may only be waiting for other streams'
+    // work: wait for it (as PyTorch synchronizes its events before giving
+    // up), then reuse a returned block or the segments that became free.
+    synchronize_pending(s, lock);
+    if (Block* block = find_free(s, size, small, stream)) {
+      return block;
+    }
+    release_free_segments(s, index, lock);
+    ptr = raw_allocate(segment, index);
+  }
+  if (ptr == nullptr) {
+    s.stats.num_ooms++;
+    throw OutOfMemoryError(describe_oom(s, index, size));
+  }
+  s.stats.num_raw_allocs++;
+  s.stats.reserved += static_cast<int64_t>(segment);
+  s.stats.max_reserved = std::max(s.stats.max_reserved, s.stats.reserved);
+  return new Block{ptr, segment, stream, small};
+}
+
 void CachingAllocator::free(void* ptr) {
   DeviceIndex index;
   {
@@ -176,43 +200,56 @@ void CachingAllocator::free(void* ptr) {
     owner_.erase(it);
   }
   DeviceState& s = state(index);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const auto it = s.active.find(ptr);
-  Block* block = it->second;
-  s.active.erase(it);
-  block->allocated = false;
-  s.stats.allocated -= static_cast<int64_t>(block->size);
-  s.stats.num_frees++;
+  std::string warning;
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const auto it = s.active.find(ptr);
+    Block* block = it->second;
+    s.active.erase(it);
+    block->allocated = false;
+    s.stats.allocated -= static_cast<int64_t>(block->size);
+    s.stats.num_frees++;
 
-  if (block->stream_uses.empty()) {
-    return_to_pool(s, block);
-    return;
-  }
-  // Other streams may still read or write the block: mark where each of them
-  // is now, and hand the block back only once all those marks have passed.
-  PendingFree pending{block, {}};
-  auto& hooks = DeviceRegistry::instance().hooks(type_);
-  try {
-    for (const Stream& use : block->stream_uses) {
-      const EventId event = hooks.create_event(use.device.index());
-      pending.events.emplace_back(event, use.device.index());
-      hooks.record_event(event, use);
+    if (block->stream_uses.empty()) {
+      return_to_pool(s, block);
+      return;
     }
-  } catch (...) {
-    // Without an event nothing tells when the other stream is done: keep the
-    // block out of every pool (a leak, never a reuse under a running kernel).
-    // free() runs from tensor destructors, so it must not throw.
-    for (const auto& [event, device] : pending.events) {
-      try {
-        hooks.destroy_event(event, device);
-      } catch (...) {
+    // Other streams may still read or write the block: mark where each of them
+    // is now, and hand the block back only once all those marks have passed.
+    PendingFree pending{block, {}};
+    auto& hooks = DeviceRegistry::instance().hooks(type_);
+    const Stream* failed = nullptr;
+    try {
+      for (const Stream& use : block->stream_uses) {
+        failed = &use;
+        const EventId event = events_.acquire(use.device.index());
+        pending.events.emplace_back(event, use.device.index());
+        hooks.record_event(event, use);
       }
+      failed = nullptr;
+    } catch (const std::exception& error) {
+      warning = error.what();
+    } catch (...) {
+      warning = "unknown error";
     }
-    return;
+    if (failed == nullptr) {
+      block->stream_uses.clear();
+      s.pending.push_back(std::move(pending));
+      update_pending_stats(s);
+      return;
+    }
+    // Without an event nothing tells when the other stream is done: keep the
+    // block out of every pool (a leak, never a reuse under a running kernel),
+    // and say so. free() runs from tensor destructors, so it must not throw.
+    for (const auto& [event, device] : pending.events) {
+      events_.discard(event, device);
+    }
+    warning = Device(type_, index).str() + ": a freed block of " + std::to_string(block->size) +
+              " bytes is never reused: recording an event on " + describe(*failed) +
+              ", which used it, failed (" + warning + ")";
+    s.leaked.push_back(block);
   }
-  block->stream_uses.clear();
-  s.pending.push_back(std::move(pending));
-  s.stats.pending_frees = static_cast<int64_t>(s.pending.size());
+  warn(warning);  // outside the lock: the handler may run Python
 }
 
 void CachingAllocator::record_stream(void* ptr, const Stream& stream) {
@@ -230,12 +267,29 @@ void CachingAllocator::record_stream(void* ptr, const Stream& stream) {
                                 Device(type_, index).type_name() + " device");
   }
   DeviceState& s = state(index);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  Block* block = s.active.at(ptr);
-  if (stream.device.index() == index && stream.id == block->stream) {
-    return;  // the block's own stream orders its reuse already
+  const auto recorded = [&](const Block* block) {
+    return (stream.device.index() == index && stream.id == block->stream) ||  // its own stream orders its reuse
+           std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) != block->stream_uses.end();
+  };
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (recorded(s.active.at(ptr))) {
+      return;
+    }
   }
-  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) == block->stream_uses.end()) {
+  // The free records an event on every recorded stream; one the backend does
+  // not know would fail there and leak the block. Check once per block and
+  // stream (query_stream throws for a stream that does not exist).
+  try {
+    DeviceRegistry::instance().hooks(type_).query_stream(stream);
+  } catch (const std::exception& error) {
+    warn("record_stream: " + describe(stream) + " cannot be used (" + error.what() +
+         "); the tensor's free will not wait for it");
+    return;
+  }
+  std::lock_guard<std::mutex> lock(s.mutex);
+  Block* block = s.active.at(ptr);  // still allocated: the caller holds the tensor
+  if (!recorded(block)) {
     block->stream_uses.push_back(stream);
   }
 }
@@ -245,26 +299,71 @@ void CachingAllocator::process_pending(DeviceState& s) {
     return;
   }
   auto& hooks = DeviceRegistry::instance().hooks(type_);
-  std::vector<PendingFree> waiting;
-  for (PendingFree& p : s.pending) {
-    bool done = true;
-    for (const auto& [event, device] : p.events) {
-      if (!hooks.query_event(event, device)) {
-        done = false;
-        break;
-      }
-    }
+  // Entries leave the list one at a time, after their events are back in the
+  // pool and before their block is returned: if a query throws, every entry
+  // is either returned or still pending with live events.
+  struct UpdateStats {
+    DeviceState& s;
+    ~UpdateStats() { update_pending_stats(s); }
+  } update{s};
+  for (auto it = s.pending.begin(); it != s.pending.end();) {
+    const bool done = std::all_of(it->events.begin(), it->events.end(),
+                                  [&](const auto& e) { return hooks.query_event(e.first, e.second); });
     if (!done) {
-      waiting.push_back(std::move(p));
+      ++it;
       continue;
     }
+    PendingFree p = std::move(*it);
+    it = s.pending.erase(it);
     for (const auto& [event, device] : p.events) {
-      hooks.destroy_event(event, device);
+      events_.release(event, device);
     }
     return_to_pool(s, p.block);
   }
-  s.pending = std::move(waiting);
-  s.stats.pending_frees = static_cast<int64_t>(s.pending.size());
+}
+
+void CachingAllocator::synchronize_pending(DeviceState& s, std::unique_lock<std::mutex>& lock) {
+  if (s.pending.empty()) {
+    return;
+  }
+  std::vector<PendingFree> waiting;
+  waiting.swap(s.pending);
+  s.syncing += waiting.size();
+  auto& hooks = DeviceRegistry::instance().hooks(type_);
+  // The work these events wait for may drop the last reference to a tensor,
+  // which frees into this state: wait without the lock.
+  lock.unlock();
+  size_t synchronized = 0;
+  std::exception_ptr error;
+  try {
+    for (; synchronized < waiting.size(); ++synchronized) {
+      for (const auto& [event, device] : waiting[synchronized].events) {
+        hooks.synchronize_event(event, device);
+      }
+    }
+  } catch (...) {
+    error = std::current_exception();
+  }
+  lock.lock();
+  s.syncing -= waiting.size();
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    if (i < synchronized) {
+      for (const auto& [event, device] : waiting[i].events) {
+        events_.release(event, device);
+      }
+      return_to_pool(s, waiting[i].block);
+    } else {
+      s.pending.push_back(std::move(waiting[i]));
+    }
+  }
+  update_pending_stats(s);
+  if (error) {
+    std::rethrow_exception(error);
+  }
+}
+
+void CachingAllocator::update_pending_stats(DeviceState& s) {
+  s.stats.pending_frees = static_cast<int64_t>(s.pending.size() + s.syncing);
 }
 
 void CachingAllocator::return_to_pool(DeviceState& s, Block* block) {
@@ -299,7 +398,9 @@ void CachingAllocator::return_to_pool(DeviceState& s, Block* block) {
 void CachingAllocator::empty_cache(DeviceIndex index) {
   DeviceState& s = state(index);
   std::unique_lock<std::mutex> lock(s.mutex);
-  process_pending(s);
+  // As PyTorch's empty_cache: blocks whose frees wait for other streams are
+  // returned first (waiting for that work), so their segments go back too.
+  synchronize_pending(s, lock);
   release_free_segments(s, index, lock);
 }
 

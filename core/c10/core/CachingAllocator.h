@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "c10/core/Device.h"
+#include "c10/core/EventPool.h"
 #include "c10/core/Stream.h"
 
 namespace c10 {
@@ -52,12 +53,18 @@ struct MemoryStats {
 // - Frees are stream-aware (PyTorch's record_stream): a block also used by
 //   other streams (record_stream) returns to its pool only once events
 //   recorded on each of them at free time have completed. The events are
-//   queried lazily, on the next allocation and on empty_cache, so free never
-//   blocks the host.
+//   sync-only, taken from a per-device pool and returned to it, and queried
+//   lazily, on the next allocation, so free never blocks the host.
 // - Blocks are split when the remainder is worth keeping and merged with free
 //   neighbours of the same segment when freed.
-// - On exhaustion it returns wholly free segments to the device and retries
-//   once before throwing OutOfMemoryError; the allocator stays usable.
+// - On exhaustion it returns wholly free segments to the device and retries;
+//   if frees are still pending it then waits for their events (the work of
+//   the other streams), returns their blocks and retries again before
+//   throwing OutOfMemoryError. empty_cache waits for pending frees first too.
+// - A backend call that fails (a query, a record) leaves every block in
+//   exactly one place: in a pool, in use, pending with live events, or, when
+//   no event could be recorded at free, kept out of every pool for good with
+//   a warning (a leak, never a reuse under a running kernel).
 class CachingAllocator {
  public:
   static constexpr size_t kRound = 512;
@@ -76,9 +83,12 @@ class CachingAllocator {
   void free(void* ptr);
   // Marks the block at `ptr` as used by work on `stream` (which may belong to
   // another device of this type): its free then waits for that work.
+  // A stream the backend does not know is not recorded: record_stream warns
+  // (its free could not record an event there).
   void record_stream(void* ptr, const Stream& stream);
 
-  // Returns every wholly free segment of the device to the backend.
+  // Waits for the frees pending on other streams, then returns every wholly
+  // free segment of the device to the backend.
   void empty_cache(DeviceIndex index);
   MemoryStats stats(DeviceIndex index) const;
   void reset_peak_stats(DeviceIndex index);
@@ -112,22 +122,35 @@ class CachingAllocator {
     std::set<Block*, BlockOrder> free_blocks;
     std::unordered_map<void*, Block*> active;
     std::vector<PendingFree> pending;
+    size_t syncing = 0;           // pending frees taken out by synchronize_pending
+    std::vector<Block*> leaked;   // freed blocks no event could guard (never reused)
     MemoryStats stats;
   };
 
   DeviceState& state(DeviceIndex index) const;
   Block* find_free(DeviceState& s, size_t size, bool small, StreamId stream);
   void* raw_allocate(size_t bytes, DeviceIndex index);
+  // A block of `size` for `stream`: a new segment, or (after waiting for
+  // pending frees) a cached block; throws OutOfMemoryError.
+  Block* allocate_block(DeviceState& s, DeviceIndex index, size_t size, bool small, StreamId stream,
+                        std::unique_lock<std::mutex>& lock);
   // Returns wholly free segments to the backend; `lock` (held on s.mutex)
   // is released while the backend frees them.
   void release_free_segments(DeviceState& s, DeviceIndex index, std::unique_lock<std::mutex>& lock);
   // Returns a free block to its pool, merged with its free neighbours.
   void return_to_pool(DeviceState& s, Block* block);
-  // Returns every pending block whose events have all completed.
+  // Returns every pending block whose events have all completed. If a query
+  // throws, the blocks handled so far are returned and the others stay
+  // pending with their events; the error propagates.
   void process_pending(DeviceState& s);
+  // Waits for the events of every pending free (with `lock` released) and
+  // returns their blocks; on a failure the blocks not yet waited for stay pending.
+  void synchronize_pending(DeviceState& s, std::unique_lock<std::mutex>& lock);
+  static void update_pending_stats(DeviceState& s);
   std::string describe_oom(const DeviceState& s, DeviceIndex index, size_t size) const;
 
   const DeviceTypeId type_;
+  EventPool events_{type_};
   mutable std::mutex states_mutex_;
   mutable std::map<DeviceIndex, std::unique_ptr<DeviceState>> states_;
   std::unordered_map<void*, DeviceIndex> owner_;  // ptr -> device, guarded by states_mutex_

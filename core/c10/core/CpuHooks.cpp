@@ -39,7 +39,7 @@ bool CpuHooks::copy_between_devices(void* dst, const Device&, const void* src, c
 
 StreamId CpuHooks::create_stream(DeviceIndex) { return next_stream_++; }
 
-EventId CpuHooks::create_event(DeviceIndex) {
+EventId CpuHooks::create_event(DeviceIndex, EventFlag) {
   std::lock_guard<std::mutex> lock(mutex_);
   return next_event_++;
 }

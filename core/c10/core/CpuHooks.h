@@ -33,7 +33,7 @@ class CpuHooks final : public DeviceHooks {
   StreamId create_stream(DeviceIndex index) override;
   bool query_stream(const Stream&) override { return true; }
   void synchronize_stream(const Stream&) override {}
-  EventId create_event(DeviceIndex index) override;
+  EventId create_event(DeviceIndex index, EventFlag flag) override;
   void destroy_event(EventId event, DeviceIndex index) override;
   void record_event(EventId event, const Stream& stream) override;
   bool query_event(EventId event, DeviceIndex index) override;

@@ -8,6 +8,15 @@
 
 namespace c10 {
 
+// What an event is for, chosen when it is created. Timing events can measure
+// elapsed_ms; sync-only ones only order and wait, which lets a backend skip
+// the timestamp (PyTorch's EventFlag; core's own events, e.g. the caching
+// allocator's stream-aware frees, are sync-only).
+enum class EventFlag {
+  kTiming,
+  kSyncOnly,
+};
+
 // Everything core needs from a device backend, registered in one call
 // (DeviceRegistry::register_device_type). A backend implements only the
 // hardware calls; core builds the generic parts on top: the caching
@@ -47,7 +56,7 @@ class DeviceHooks {
   virtual StreamId create_stream(DeviceIndex index) = 0;
   virtual bool query_stream(const Stream& stream) = 0;
   virtual void synchronize_stream(const Stream& stream) = 0;
-  virtual EventId create_event(DeviceIndex index) = 0;
+  virtual EventId create_event(DeviceIndex index, EventFlag flag) = 0;
   virtual void destroy_event(EventId event, DeviceIndex index) = 0;
   virtual void record_event(EventId event, const Stream& stream) = 0;
   virtual bool query_event(EventId event, DeviceIndex index) = 0;

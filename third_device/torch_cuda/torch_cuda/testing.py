@@ -11,5 +11,6 @@ ADAPTER = BackendAdapter(
     unsupported={
         "streams.block": "CUDA has no kernel the host can release; tests/torch_cuda orders "
         "streams with _sleep instead",
+        "distributed.shared_device": "NCCL refuses two ranks on one GPU: one rank per device",
     },
 )

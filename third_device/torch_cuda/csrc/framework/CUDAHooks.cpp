@@ -1,5 +1,7 @@
 #include "torch_cuda/csrc/framework/CUDAHooks.h"
 
+#include <dlfcn.h>
+
 #include <memory>
 #include <stdexcept>
 
@@ -176,11 +178,14 @@ void CudaHooks::synchronize_stream(const c10::Stream& stream) {
   TORCH_CUDA_CHECK(cudaStreamSynchronize(native_stream(stream)));
 }
 
-c10::EventId CudaHooks::create_event(c10::DeviceIndex index) {
+c10::EventId CudaHooks::create_event(c10::DeviceIndex index, c10::EventFlag flag) {
   require_device(index);
   DeviceScope scope(index);
   cudaEvent_t event = nullptr;
-  TORCH_CUDA_CHECK(cudaEventCreate(&event));
+  // Sync-only events skip the timestamp, which makes recording and querying
+  // them cheaper (as PyTorch's caching allocator creates its events).
+  TORCH_CUDA_CHECK(cudaEventCreateWithFlags(
+      &event, flag == c10::EventFlag::kSyncOnly ? cudaEventDisableTiming : cudaEventDefault));
   std::lock_guard<std::mutex> lock(mutex_);
   events_[next_event_] = event;
   return next_event_++;
@@ -247,6 +252,16 @@ int runtime_version() {
   int version = 0;
   TORCH_CUDA_CHECK(cudaRuntimeGetVersion(&version));
   return version;
+}
+
+std::string runtime_library() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&cudaRuntimeGetVersion), &info) == 0 || info.dli_fname == nullptr) {
+    return {};
+  }
+  const std::string file = info.dli_fname;
+  // Statically linked, the symbol is in the extension itself.
+  return file.find("libcudart") == std::string::npos ? std::string() : file;
 }
 
 int driver_version() {

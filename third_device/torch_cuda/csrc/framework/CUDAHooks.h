@@ -41,7 +41,7 @@ class CudaHooks final : public c10::DeviceHooks {
   c10::StreamId create_stream(c10::DeviceIndex index) override;
   bool query_stream(const c10::Stream& stream) override;
   void synchronize_stream(const c10::Stream& stream) override;
-  c10::EventId create_event(c10::DeviceIndex index) override;
+  c10::EventId create_event(c10::DeviceIndex index, c10::EventFlag flag) override;
   void destroy_event(c10::EventId event, c10::DeviceIndex index) override;
   void record_event(c10::EventId event, const c10::Stream& stream) override;
   bool query_event(c10::EventId event, c10::DeviceIndex index) override;
@@ -81,5 +81,8 @@ CudaHooks& cuda_hooks();
 int runtime_version();
 // The newest CUDA runtime the installed driver supports (0 without a driver).
 int driver_version();
+// The file the CUDA runtime was loaded from (libcudart.so.N, as the loader
+// found it through _CUDAC's RUNPATH); empty when it is linked statically.
+std::string runtime_library();
 
 }  // namespace torch_cuda

@@ -58,6 +58,8 @@ PYBIND11_MODULE(_CUDAC, m) {
         "Version of the CUDA runtime linked in (e.g. 13000).");
   m.def("_driver_version", &torch_cuda::driver_version,
         "Newest CUDA runtime version the driver supports (e.g. 13000); 0 without a driver.");
+  m.def("_runtime_library", &torch_cuda::runtime_library,
+        "The libcudart file loaded (found through _CUDAC's RUNPATH); empty when linked statically.");
 
   py::class_<torch_cuda::DeviceProperties>(m, "_DeviceProperties")
       .def_readonly("name", &torch_cuda::DeviceProperties::name)

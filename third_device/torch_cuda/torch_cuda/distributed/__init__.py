@@ -2,8 +2,10 @@
 
 Registered with torch_core.distributed when torch_cuda is imported, as the
 default backend for the ``cuda`` device type. NCCL comes from the
-``nvidia-nccl-cu13`` wheel (tools/cuda/requirements_lock.txt), found through the installed
-``nvidia`` package or ``$TORCH_CUDA_NCCL_LIBRARY``, and loaded at run time;
+``nvidia-nccl-cu13`` wheel (tools/cuda/requirements_lock.txt), or
+``$TORCH_CUDA_NCCL_LIBRARY``: first beside the toolkit of the CUDA runtime
+_CUDAC loaded, then in the installed ``nvidia`` package (torch_cuda._libraries
+says why). It is loaded at run time;
 ``ncclGetVersion`` works without a GPU.
 
 Per device, rank 0 makes an ``ncclUniqueId`` and hands it to the others
@@ -26,18 +28,16 @@ aborted and the group is unusable).
 from __future__ import annotations
 
 import glob
-import importlib.util
 import json
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import torch_core
 from torch_core import distributed as dist
 from torch_core.distributed.group import _check_headers
-from torch_cuda import _CUDAC
+from torch_cuda import _CUDAC, _libraries
 
 DEVICE_TYPE = "cuda"
 LIBRARY_ENV = "TORCH_CUDA_NCCL_LIBRARY"
@@ -48,12 +48,13 @@ NcclTimeout = _CUDAC.NcclTimeout
 _load_lock = threading.Lock()
 
 
-def _wheel_library() -> str | None:
-    spec = importlib.util.find_spec("nvidia")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        found = sorted(glob.glob(str(Path(root) / "nccl" / "lib" / "libnccl.so*")))
+def nccl_library() -> str | None:
+    """The NCCL library load_nccl() loads: the pinned toolkit's first (torch_cuda._libraries)."""
+    named = os.environ.get(LIBRARY_ENV, "")
+    if named:
+        return named
+    for lib in _libraries.search_directories(("nccl",)):
+        found = sorted(glob.glob(str(lib / "libnccl.so*")))
         if found:
             return found[0]
     return None
@@ -69,7 +70,7 @@ def load_nccl() -> None:
                 "nccl: torch_cuda was built without NCCL's header (the nvidia-nccl-cu13 wheel was "
                 "not installed for the build's Python; run tools/dev bootstrap and rebuild)"
             )
-        library = os.environ.get(LIBRARY_ENV, "") or _wheel_library()
+        library = nccl_library()
         if not library:
             raise dist.DistBackendError(
                 "nccl: NCCL not found: install the nvidia-nccl-cu13 wheel "

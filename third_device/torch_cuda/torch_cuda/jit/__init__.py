@@ -10,8 +10,9 @@ module into the call's device with the driver API and runs it on the call's
 stream (C++: ``csrc/jit/FusedKernels.cpp``).
 
 NVRTC comes from the ``nvidia-cuda-nvrtc`` wheel (pinned on the toolkit's line
-in tools/cuda/requirements_lock.txt), found through the installed ``nvidia`` package, or
-``$TORCH_CUDA_NVRTC_LIBRARY``. Without it fused functions run eagerly (one
+in tools/cuda/requirements_lock.txt), or ``$TORCH_CUDA_NVRTC_LIBRARY``: first
+beside the CUDA runtime _CUDAC loaded, then in the installed ``nvidia``
+package (torch_cuda._libraries says why). Without it fused functions run eagerly (one
 warning); NVRTC itself needs no GPU, so compilation is tested everywhere.
 """
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -32,7 +32,7 @@ from torch_core import jit as _jit
 from torch_core.jit._cache import cache_dir, include_root
 from torch_core.jit._codegen import C_TYPES, MATH_HEADER
 from torch_core.jit._stats import counters, warn_once
-from torch_cuda import _CUDAC
+from torch_cuda import _CUDAC, _libraries
 
 DEVICE_TYPE = "cuda"
 LIBRARY_ENV = "TORCH_CUDA_NVRTC_LIBRARY"
@@ -51,22 +51,26 @@ class NvrtcUnavailable(RuntimeError):
 # ---- NVRTC ---------------------------------------------------------------------------
 
 
-def _wheel_library() -> tuple[str, list[str]] | None:
-    """(libnvrtc, [libnvrtc-builtins...]) from the installed nvidia-cuda-nvrtc wheel."""
-    spec = importlib.util.find_spec("nvidia")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for root in spec.submodule_search_locations:
-        # CUDA 13 wheels install under nvidia/cu13, CUDA 12 ones under nvidia/cuda_nvrtc.
-        for sub in ("cu13", "cuda_nvrtc"):
-            lib = Path(root) / sub / "lib"
-            main = sorted(p for p in glob.glob(str(lib / "libnvrtc.so.*")) if ".alt." not in p)
-            if main:
-                builtins = sorted(
-                    p for p in glob.glob(str(lib / "libnvrtc-builtins.so.*")) if ".alt." not in p
-                )
-                return main[0], builtins
+def _find_library() -> tuple[str, list[str]] | None:
+    """(libnvrtc, [libnvrtc-builtins...]): the pinned toolkit's first (torch_cuda._libraries)."""
+    # CUDA 13 wheels install under nvidia/cu13, CUDA 12 ones under nvidia/cuda_nvrtc.
+    for lib in _libraries.search_directories(("cu13", "cuda_nvrtc")):
+        main = sorted(p for p in glob.glob(str(lib / "libnvrtc.so.*")) if ".alt." not in p)
+        if main:
+            builtins = sorted(
+                p for p in glob.glob(str(lib / "libnvrtc-builtins.so.*")) if ".alt." not in p
+            )
+            return main[0], builtins
     return None
+
+
+def nvrtc_library() -> str | None:
+    """The NVRTC library load_nvrtc() loads (None when there is none)."""
+    named = os.environ.get(LIBRARY_ENV, "")
+    if named:
+        return named
+    found = _find_library()
+    return found[0] if found else None
 
 
 _load_lock = threading.Lock()
@@ -89,7 +93,7 @@ def load_nvrtc() -> None:
                 sorted(glob.glob(str(Path(named).parent / "libnvrtc-builtins.so.*"))),
             )
         else:
-            found = _wheel_library()
+            found = _find_library()
             if found is None:
                 raise NvrtcUnavailable(
                     "NVRTC not found: install the nvidia-cuda-nvrtc wheel "

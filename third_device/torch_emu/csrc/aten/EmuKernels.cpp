@@ -17,7 +17,7 @@ void register_emu_kernels(c10::DeviceTypeId emu) {
     // Like a real device's launcher, the queued kernel does not own its
     // operands: the caller may drop them as soon as this returns, and core's
     // stream-aware frees keep their blocks from reuse until the kernel ran.
-    driver.stream(call.stream.device.index(), call.stream.id).enqueue([queued = at::borrowed(call), body, &driver] {
+    driver.launch(call.stream, [queued = at::borrowed(call), body, &driver] {
       body(queued, [&driver](const at::Tensor& t) { return driver.translate(t.data_ptr()); });
     });
   };

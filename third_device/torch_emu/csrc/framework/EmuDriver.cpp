@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace torch_emu {
 namespace {
@@ -40,10 +41,17 @@ EmuDriver& EmuDriver::instance() {
 EmuDriver::EmuDriver() {
   uint64_t count = 0;
   uint64_t limit = 0;
+  uint64_t blocking = 0;
   if (!env_number("TORCH_EMU_DEVICES", kDefaultDevices, count, configuration_error_) ||
-      !env_number("TORCH_EMU_MEMORY_LIMIT", kDefaultLimit, limit, configuration_error_)) {
+      !env_number("TORCH_EMU_MEMORY_LIMIT", kDefaultLimit, limit, configuration_error_) ||
+      !env_number("TORCH_EMU_LAUNCH_BLOCKING", 0, blocking, configuration_error_)) {
     return;
   }
+  if (blocking > 1) {
+    configuration_error_ = "TORCH_EMU_LAUNCH_BLOCKING=" + std::to_string(blocking) + " is neither 0 nor 1";
+    return;
+  }
+  launch_blocking_ = blocking == 1;
   if (count > 64) {
     configuration_error_ = "TORCH_EMU_DEVICES=" + std::to_string(count) + " is more than 64";
     return;
@@ -168,6 +176,14 @@ void EmuDriver::memcpy_dtod(void* dst, const c10::Stream& dst_stream, const void
   EmuStream& s = stream(dst_stream.device.index(), dst_stream.id);
   s.enqueue([this, dst, src, bytes] { std::memcpy(translate(dst), translate(src), bytes); });
   s.synchronize();
+}
+
+void EmuDriver::launch(const c10::Stream& stream, std::function<void()> kernel) {
+  EmuStream& s = this->stream(stream.device.index(), stream.id);
+  s.enqueue(std::move(kernel));
+  if (launch_blocking_) {
+    s.synchronize();
+  }
 }
 
 c10::StreamId EmuDriver::create_stream(int index) {

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,7 +29,8 @@ class EmuDriver {
   static constexpr int kDeviceShift = 44;  // 16 TiB of address space per device
 
   // The process's emulated hardware, configured from the environment:
-  // TORCH_EMU_DEVICES (default 2) and TORCH_EMU_MEMORY_LIMIT (bytes per device).
+  // TORCH_EMU_DEVICES (default 2), TORCH_EMU_MEMORY_LIMIT (bytes per device)
+  // and TORCH_EMU_LAUNCH_BLOCKING (0 or 1, default 0).
   static EmuDriver& instance();
 
   int device_count() const { return static_cast<int>(devices_.size()); }
@@ -53,6 +55,14 @@ class EmuDriver {
   // After pending work on both devices' given streams.
   void memcpy_dtod(void* dst, const c10::Stream& dst_stream, const void* src, const c10::Stream& src_stream,
                    size_t bytes);
+
+  // -- kernels -------------------------------------------------------------------
+  // Queues a kernel on the stream. With TORCH_EMU_LAUNCH_BLOCKING=1 (like
+  // CUDA_LAUNCH_BLOCKING=1) it also waits until the kernel has run and throws
+  // its error, if any, so a failure is reported at the launch that caused it
+  // and no work is ever left running when a launch returns.
+  void launch(const c10::Stream& stream, std::function<void()> kernel);
+  bool launch_blocking() const { return launch_blocking_; }
 
   // -- streams -------------------------------------------------------------------
   c10::StreamId create_stream(int device);
@@ -96,6 +106,7 @@ class EmuDriver {
 
   std::vector<std::unique_ptr<Device>> devices_;
   std::string configuration_error_;
+  bool launch_blocking_ = false;
   mutable std::mutex events_mutex_;
   std::map<c10::EventId, std::shared_ptr<Event>> events_;
   c10::EventId next_event_ = 1;

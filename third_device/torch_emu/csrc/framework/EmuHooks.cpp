@@ -50,7 +50,7 @@ class EmuHooks final : public c10::DeviceHooks {
   c10::StreamId create_stream(c10::DeviceIndex index) override { return driver().create_stream(index); }
   bool query_stream(const c10::Stream& s) override { return driver().stream(s.device.index(), s.id).idle(); }
   void synchronize_stream(const c10::Stream& s) override { driver().stream(s.device.index(), s.id).synchronize(); }
-  c10::EventId create_event(c10::DeviceIndex) override { return driver().create_event(); }
+  c10::EventId create_event(c10::DeviceIndex, c10::EventFlag) override { return driver().create_event(); }
   void destroy_event(c10::EventId event, c10::DeviceIndex) override { driver().destroy_event(event); }
   void record_event(c10::EventId event, const c10::Stream& s) override {
     driver().record_event(event, s.device.index(), s.id);

@@ -13,7 +13,7 @@ void register_emu_fused_launcher(c10::DeviceTypeId emu) {
         EmuDriver& driver = EmuDriver::instance();
         // One queued task per launch: the whole fused graph is one kernel on
         // the stream. Operands are borrowed, as by the op launcher.
-        driver.stream(call.stream.device.index(), call.stream.id).enqueue([fn, call = at::borrowed(call), &driver] {
+        driver.launch(call.stream, [fn, call = at::borrowed(call), &driver] {
           std::vector<const void*> inputs;
           inputs.reserve(call.inputs.size());
           for (const at::Tensor& t : call.inputs) {

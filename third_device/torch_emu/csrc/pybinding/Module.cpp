@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "c10/core/Device.h"
@@ -72,12 +73,15 @@ PYBIND11_MODULE(_EMUC, m) {
   m.def(
       "_sleep",
       [](int device, int64_t stream, double milliseconds) {
-        driver().stream(device, stream).enqueue([milliseconds] {
+        driver().launch(c10::Stream{c10::Device(emu, static_cast<c10::DeviceIndex>(device)), stream}, [milliseconds] {
           std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(milliseconds));
         });
       },
       py::arg("device"), py::arg("stream"), py::arg("milliseconds"),
       "Queues a kernel that keeps the stream busy (like torch.cuda._sleep).");
+
+  m.def("_launch_blocking", [] { return driver().launch_blocking(); },
+        "Whether every launch waits for its kernel (TORCH_EMU_LAUNCH_BLOCKING=1).");
 
   m.def("_queued_tasks", [](int device, int64_t stream) { return driver().stream(device, stream).queued(); },
         py::arg("device"), py::arg("stream"), "Tasks queued on a stream and not yet started.");
@@ -86,6 +90,12 @@ PYBIND11_MODULE(_EMUC, m) {
   m.def(
       "_block_stream",
       [](int device, int64_t stream) {
+        if (driver().launch_blocking()) {
+          // The launch would wait for a gate only the caller can open.
+          throw std::runtime_error(
+              "emu: cannot hold a stream with TORCH_EMU_LAUNCH_BLOCKING=1 (every launch waits for its "
+              "work); a test that holds a stream checks asynchrony: mark it `asynchronous`");
+        }
         auto gate = std::make_shared<Gate>();
         driver().stream(device, stream).enqueue([gate] { gate->wait(); });
         return gate;

@@ -473,6 +473,7 @@ class Harness:
             "//core/...",
             "//third_device/torch_emu/...",
             "//tests:backends/_fake_device.so",
+            "//tests:backends/_faulty_device.so",
         )
         result = Auditor(self.policy, self.bazel, []).run()
         if not result.ok:

@@ -21,8 +21,8 @@ _EXTENSION = re.compile(r"^_[A-Za-z][A-Za-z0-9_]*$")
 _DEVICE_TYPE = re.compile(r"""^DEVICE_TYPE\s*=\s*["']([a-z][a-z0-9_]*)["']""", re.M)
 _PG_BACKEND = re.compile(r"""register_backend\(\s*["']([A-Za-z0-9_]+)["']""")
 _EXTENSION_ARG = re.compile(r"""^\s*extension\s*=\s*"([A-Za-z0-9_]+)",""", re.M)
-# Names core or the tests hold (cpu and tcp in core, fake in tests/backends).
-RESERVED_DEVICES = ("cpu", "fake")
+# Names core or the tests hold (cpu and tcp in core, fake and faulty in tests/backends).
+RESERVED_DEVICES = ("cpu", "fake", "faulty")
 RESERVED_PG = ("tcp",)
 
 

@@ -82,9 +82,30 @@ def _missing(rctx, how):
         "%{visibility}": repr(rctx.attr.toolkit_visibility),
     })
 
+def _soname_file(rctx, directory, stem):
+    """The soname-versioned file of a library, e.g. libcudart.so.13 for "libcudart".
+
+    Args:
+      rctx: the repository context.
+      directory: the directory to look in (a path in the repository).
+      stem: the library's name without ".so".
+
+    Returns:
+      The basename `<stem>.so.<major>` when exactly such a file exists, else `<stem>.so`.
+    """
+    path = rctx.path(directory)
+    prefix = stem + ".so."
+    found = sorted([
+        p.basename
+        for p in (path.readdir() if path.exists else [])
+        if p.basename.startswith(prefix) and p.basename[len(prefix):].isdigit()
+    ])
+    return found[0] if len(found) == 1 else stem + ".so"
+
 def _found(rctx, version, how, cupti):
     rctx.file("defs.bzl", "TOOLKIT_FOUND = True\nTOOLKIT_VERSION = %r\nDETECTION = %r\n" % (version, how))
     rctx.template("BUILD.bazel", rctx.attr._build_found, {
+        "%{cudart}": _soname_file(rctx, "lib64", "libcudart"),
         "%{cupti}": cupti,
         "%{detection}": how,
         "%{version}": version,
@@ -93,7 +114,7 @@ def _found(rctx, version, how, cupti):
 
 _SYSTEM_CUPTI = """cc_import(
     name = "cupti_import",
-    shared_library = "lib64/libcupti.so",
+    shared_library = "lib64/%s",
 )
 
 cc_library(
@@ -138,7 +159,7 @@ def _local_cuda_impl(rctx):
     for entry in ["bin", "include", "lib64", "nvvm", "extras"]:
         if rctx.path(path + "/" + entry).exists:
             rctx.symlink(path + "/" + entry, entry)
-    _found(rctx, _toolkit_version(rctx, path), how, _SYSTEM_CUPTI)
+    _found(rctx, _toolkit_version(rctx, path), how, _SYSTEM_CUPTI % _soname_file(rctx, "lib64", "libcupti"))
 
 local_cuda = repository_rule(
     implementation = _local_cuda_impl,

@@ -27,9 +27,12 @@ cc_library(
 
 # cudart as a shared library (libcudart.so.13), the way PyTorch's wheels use
 # it: an installed torch_cuda loads it from the nvidia-cuda-runtime wheel.
+# The file named is the soname's own (%{cudart}): Bazel links it into _solib
+# under that name, so the library's RUNPATH finds what its DT_NEEDED asks for
+# (linking libcudart.so would leave only that name there).
 cc_import(
     name = "cuda_runtime_import",
-    shared_library = "lib64/libcudart.so",
+    shared_library = "lib64/%{cudart}",
 )
 
 cc_library(
