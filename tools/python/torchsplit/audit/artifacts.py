@@ -1,21 +1,24 @@
-"""The audit's artifact check: what the build *produced* for core and each backend.
+"""The audit's artifact check: what the current build *produced* for core and each backend.
 
-For every ELF shared object or executable Bazel built under a core package
-(libtorch_core.so, _C.so, any future binary):
+The artifacts are the outputs of the CppLink actions of core's and every backend's
+targets in the current configuration's action graph (actions.py, ``bazel aquery``): a
+library left under bazel-bin by an earlier build (a target since removed, another
+configuration) is never read. For each ELF shared object or executable among them:
 
-* each DT_NEEDED entry must match the policy's CORE_NEEDED allowlist (prefixes);
-* no undefined dynamic symbol belongs to a vendor API (cuda*, cu[A-Z]*, nvrtc*,
-  nccl*, nvml*, hip*...: torchsplit.vendors);
-* no string in .rodata names a vendor library or toolkit path (a dlopen("libcu"
-  "dart.so.13") ends up there whatever the source spelling).
+* core: each DT_NEEDED entry must match the policy's CORE_NEEDED allowlist (prefixes); no
+  undefined dynamic symbol belongs to a vendor API (cuda*, cu[A-Z]*, nvrtc*, nccl*,
+  nvml*, hip*...: torchsplit.vendors); no string in .rodata names a vendor library or
+  toolkit path, a vendor command-line tool or environment variable, or a backend (a
+  dlopen("libcu" "dart.so.13") ends up there whatever the source spelling);
+* a backend: no DT_NEEDED entry, undefined symbol or .rodata string names another
+  backend (its directory, package or extension: ``_EMUC.so``) or a vendor that is not
+  its toolkit's (policy TOOLKITS).
 
-For a backend's artifacts: no DT_NEEDED entry or .rodata string names another
-backend. Artifacts not built yet are skipped (the audit says how many it read).
+An output not built yet is skipped (the audit says how many it read).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 from pathlib import Path
@@ -26,25 +29,12 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from torchsplit import vendors
+from torchsplit.audit.actions import Output
 from torchsplit.audit.findings import Finding
+from torchsplit.audit.layers import Break, Layer, Layers
 from torchsplit.audit.policy import Policy
 
-_STRINGS = re.compile(rb"[\x20-\x7e]{5,}")
-_ELF_MAGIC = b"\x7fELF"
-
-
-def _artifacts(base: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d != "_objs" and not d.endswith(".runfiles")]
-        for name in filenames:
-            path = Path(dirpath) / name
-            if name.endswith((".params", ".o", ".a", ".lo", ".sh", ".py")) or not path.is_file():
-                continue
-            with open(path, "rb") as f:
-                if f.read(4) == _ELF_MAGIC:
-                    out.append(path)
-    return sorted(out)
+_STRINGS = re.compile(rb"[\x20-\x7e]{4,}")
 
 
 def _undefined(section: SymbolTableSection, elf: ELFFile) -> list[str]:
@@ -84,85 +74,96 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
     return needed, undefined, strings
 
 
-def _mangled(package: str) -> str:
-    """A package as Bazel spells it in solib names (third_device/x_y -> third_Udevice_Sx_Uy)."""
-    return package.replace("_", "_U").replace("/", "_S")
-
-
 def check_artifacts(
-    bin_dir: Path,
-    workspace: Path,
+    outputs: list[Output],
+    layers: Layers,
     policy: Policy,
-    packages: list[str],
     newer_than: float | None = None,
 ) -> tuple[list[Finding], int]:
-    """Findings over the artifacts built for the guarded layers, and how many files were read
-    (only those modified after ``newer_than``, a time.time(), when given)."""
+    """Findings over ``outputs`` (the link outputs of the action graph) and how many were
+    read (only those modified after ``newer_than``, a time.time(), when given)."""
     findings: list[Finding] = []
     read = 0
-    layers = {p: policy.layer_of("", p) for p in packages if not policy.is_exempt("", p)}
-    backends = sorted({p.split("/")[1] for p, layer in layers.items() if layer == "backend"})
-    roots = sorted({p.split("/")[0] for p, layer in layers.items() if layer == "core"})
-    roots += [f"third_device/{b}" for b in backends]
-    for top in roots:
-        backend = top.split("/")[1] if top.startswith("third_device/") else None
-        others = [b for b in backends if b != backend]
-        for path in _artifacts(bin_dir / top):
-            if newer_than is not None and path.stat().st_mtime < newer_than:
-                continue
-            got = _read(path)
-            if got is None:
-                continue
-            read += 1
-            rel = f"bazel-bin/{path.relative_to(bin_dir).as_posix()}"
-            needed, undefined, strings = got
-            if backend is None:
-                findings += _core(rel, needed, undefined, strings, policy)
-            else:
-                findings += _backend(rel, needed, strings, others)
+    for output in outputs:
+        layer = layers.layer(output.package + "/BUILD")
+        if layer is None or not output.file.is_file():
+            continue
+        if newer_than is not None and output.file.stat().st_mtime < newer_than:
+            continue
+        got = _read(output.file)
+        if got is None:
+            continue
+        read += 1
+        findings += _check(output.path, layer, layers, policy, *got)
     return findings, read
 
 
-def _core(
-    rel: str, needed: list[str], undefined: list[str], strings: list[str], policy: Policy
+def _check(
+    rel: str,
+    layer: Layer,
+    layers: Layers,
+    policy: Policy,
+    needed: list[str],
+    undefined: list[str],
+    strings: list[str],
 ) -> list[Finding]:
     out: list[Finding] = []
+
+    def add(why: Break, message: str) -> None:
+        out.append(Finding("ARTIFACT", why.rule, rel, 0, message, why.pair))
+
+    but = layer.name if layer.kind == "backend" else None
     for entry in needed:
-        if not any(entry.startswith(p) for p in policy.core_needed):
-            family = vendors.library_family(entry)
-            what = f"a {family} vendor library" if family else "not in the policy's CORE_NEEDED"
-            out.append(Finding("ARTIFACT", "CORE_NEEDED", rel, 0, f"NEEDED {entry}: {what}"))
-    vendor_symbols = sorted(s for s in undefined if vendors.symbol_family(s))
-    if vendor_symbols:
-        shown = ", ".join(vendor_symbols[:5]) + (" ..." if len(vendor_symbols) > 5 else "")
-        out.append(
-            Finding("ARTIFACT", "core-to-toolkit", rel, 0,
-                    f"{len(vendor_symbols)} undefined vendor symbol(s): {shown}")
-        )  # fmt: skip
+        family = vendors.library_family(entry)
+        why = layer.vendor_break(family) if family else None
+        if why:
+            add(why, f"NEEDED {entry}: a {family} vendor library")
+            continue
+        for backend, name in layers.backends_named_in(entry, but=but):
+            hit = layer.backend_break(backend)
+            if hit:
+                add(hit, f"NEEDED {entry}: a library of {backend} ({name})")
+                break
+        else:
+            if layer.kind == "core" and not any(entry.startswith(p) for p in policy.core_needed):
+                out.append(
+                    Finding("ARTIFACT", "CORE_NEEDED", rel, 0,
+                            f"NEEDED {entry}: not in the policy's CORE_NEEDED", "core -> a library")
+                )  # fmt: skip
+    by_family: dict[str, list[str]] = {}
+    for symbol in undefined:
+        family = vendors.symbol_family(symbol)
+        if family and layer.vendor_break(family):
+            by_family.setdefault(family, []).append(symbol)
+    for family, symbols in sorted(by_family.items()):
+        symbols.sort()
+        shown = ", ".join(symbols[:5]) + (" ..." if len(symbols) > 5 else "")
+        why = layer.vendor_break(family)
+        if why:
+            add(why, f"{len(symbols)} undefined {family} vendor symbol(s): {shown}")
     for text in sorted(set(strings)):
-        family = vendors.library_family(text) or vendors.toolkit_path_family(text)
-        if family:
-            out.append(
-                Finding("ARTIFACT", "core-to-toolkit", rel, 0,
-                        f".rodata names a {family} library or path: {text!r}")
-            )  # fmt: skip
+        message = _string(text, layer, layers, but)
+        if message:
+            add(message[0], message[1])
     return out
 
 
-def _backend(rel: str, needed: list[str], strings: list[str], others: list[str]) -> list[Finding]:
-    out: list[Finding] = []
-    for other in others:
-        marks = (other, _mangled(f"third_device/{other}"))
-        for entry in needed:
-            if any(m in entry for m in marks):
-                out.append(
-                    Finding("ARTIFACT", "backend-to-backend", rel, 0,
-                            f"NEEDED {entry}: a library of {other}")
-                )  # fmt: skip
-        for text in sorted(set(strings)):
-            if re.search(rf"\b{re.escape(other)}\b|{re.escape(marks[1])}", text):
-                out.append(
-                    Finding("ARTIFACT", "backend-to-backend", rel, 0,
-                            f".rodata names backend {other}: {text!r}")
-                )  # fmt: skip
-    return out
+def _string(text: str, layer: Layer, layers: Layers, but: str | None) -> tuple[Break, str] | None:
+    """A .rodata string naming another layer: (what it breaks, message)."""
+    family = vendors.library_family(text) or vendors.toolkit_path_family(text)
+    why = layer.vendor_break(family) if family else None
+    if why:
+        return why, f".rodata names a {family} library or path: {text!r}"
+    family = vendors.env_family(text)
+    why = layer.vendor_break(family) if family else None
+    if why:
+        return why, f".rodata names a {family} environment variable: {text!r}"
+    tool = vendors.tool_family(text)
+    why = layer.vendor_break(tool[0]) if tool else None
+    if why and tool and (text == tool[1] or text.startswith(tool[1] + " ")):
+        return why, f".rodata names {tool[1]}, a {tool[0]} command-line tool: {text!r}"
+    for backend, name in layers.backends_named_in(text, but=but):
+        why = layer.backend_break(backend)
+        if why:
+            return why, f".rodata names {name}, of backend {backend}: {text!r}"
+    return None

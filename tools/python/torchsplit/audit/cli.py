@@ -44,7 +44,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_mutations(args: argparse.Namespace) -> int:
-    from torchsplit.audit.mutations import MUTATIONS, render_matrix, run_all
+    from torchsplit.audit.mutations import MUTATIONS, render_first_lines, render_matrix, run_all
 
     workspace = _workspace(args.workspace)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
@@ -55,7 +55,7 @@ def cmd_mutations(args: argparse.Namespace) -> int:
         workspace, tuple(chosen), bazel=args.bazel, log=lambda m: print(m, flush=True)
     )
     matrix = render_matrix(results)
-    sys.stdout.write("\n" + matrix)
+    sys.stdout.write("\n" + matrix + "\n" + render_first_lines(results))
     problems = [p for r in results for p in r.problems]
     for problem in problems:
         print(f"torchsplit audit-mutations: {problem}", file=sys.stderr)
@@ -95,8 +95,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="inject layering violations in a temporary copy; print which layer catches each",
         description="Copy the checkout to a temporary directory (one Bazel output base), inject "
         "one violation at a time and run every enforcement layer on it. Prints the violation x "
-        "layer matrix; exit 1 when a violation is caught by fewer than two layers or a layer "
-        "misses its expected message.",
+        "mechanism matrix and the first line each mechanism printed; exit 1 when a violation is "
+        "caught by fewer than two mechanisms (unless the case says why only one can) or a "
+        "mechanism misses its expected message.",
     )
     m.add_argument("--workspace", help="the checkout to copy (default: the one around .)")
     m.add_argument("--bazel", help="Bazel launcher (default: the copy's tools/bazel)")
