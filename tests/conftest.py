@@ -74,8 +74,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     found = list(LAYERING_GUARD.violations)  # type: ignore[attr-defined]
     log = Path(os.environ.get("TORCHSPLIT_LAYERING_LOG", ""))
     if log.name and log.is_file():
-        found += [x for x in log.read_text(encoding="utf-8").splitlines() if x not in found]
+        found += log.read_text(encoding="utf-8").splitlines()
         log.unlink()
+    found = list(dict.fromkeys(found))
     for message in found:
         print(f"\nLAYERING RUNTIME: {message}", file=sys.stderr)
     if found:

@@ -119,8 +119,9 @@ def test_rules_bzl_and_python_agree_on_the_positive_policy() -> None:
     assert "local_cuda" not in policy.allowed_repositories("third_device/torch_emu")
     for repo in ("local_cuda", "cuda_wheels", "rules_cuda", "pybind11"):
         assert rules(f'toolkit_visibility("{repo}")') == policy.toolkit_visibility(repo)
-    for flag in ("-lm", "-lstdc++", "-ltorch_core", "-lcudart", "-l:libnvToolsExt.so.1",
-                 "-Wl,-soname,libtorch_core.so", "-Wl,--push-state,-lnvrtc", "-pthread"):  # fmt: skip
+    flags = ["-lm", "-lstdc++", "-ltorch_core", "-lcudart", "-l:libnvToolsExt.so.1"]
+    flags += ["-Wl,-soname,libtorch_core.so", "-Wl,--push-state,-lnvrtc", "-pthread"]
+    for flag in flags:
         assert rules(f'core_may_link("{flag}")') == core_link_library(flag, policy), flag
     assert core_link_library("-lnvToolsExt", policy) == "libnvToolsExt.so"
 

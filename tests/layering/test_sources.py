@@ -19,9 +19,11 @@ POLICY = load_policy(REPO / "tools" / "layering" / "policy.bzl")
 PACKAGES = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
 BASE = {
     "core/BUILD.bazel": 'py_library(name = "torch_core")\n',
-    "third_device/torch_cuda/BUILD.bazel": 'device_backend(name = "torch_cuda", extension = "_CUDAC")\n',
+    "third_device/torch_cuda/BUILD.bazel": 'device_backend(name = "torch_cuda", '
+    'extension = "_CUDAC")\n',
     "third_device/torch_cuda/torch_cuda/__init__.py": "",
-    "third_device/torch_emu/BUILD.bazel": 'device_backend(name = "torch_emu", extension = "_EMUC")\n',
+    "third_device/torch_emu/BUILD.bazel": 'device_backend(name = "torch_emu", '
+    'extension = "_EMUC")\n',
     "third_device/torch_emu/torch_emu/__init__.py": "",
     "third_device/torch_emu/csrc/framework/EmuDriver.h": "",
 }
@@ -119,7 +121,9 @@ def test_python_processes_and_environment(tmp_path: Path) -> None:
     assert "torch_emu -> cuda toolkit (not its own): subprocess.run launches nvidia-smi" in text
     # torch_cuda's own toolkit is CUDA: only the ROCm names are couplings.
     cuda = [line for line in text.splitlines() if "torch_cuda/probe.py" in line]
-    assert [line.split(": ", 2)[1] for line in cuda] == ["torch_cuda -> rocm toolkit (not its own)"] * 3
+    assert [line.split(": ", 2)[1] for line in cuda] == [
+        "torch_cuda -> rocm toolkit (not its own)"
+    ] * 3
 
 
 def test_backend_python_imports_another_backend(tmp_path: Path) -> None:
@@ -239,8 +243,13 @@ def test_build_files(tmp_path: Path) -> None:
     assert "tools/accel.bzl:2: core -> @rules_cuda: @rules_cuda//cuda:is_enabled" in text
     assert "(loaded by core/BUILD.bazel)" in text
     assert "cc_library() after layer_graph_test()" in text
-    assert "BUILD [core-device-source] core/BUILD.bazel:4: core -> a device compiler: 'k.cu'" in text
-    assert "BUILD [core-device-source] lists.bzl:1: core -> a device compiler: 'core/probe.cuh'" in text
+    assert (
+        "BUILD [core-device-source] core/BUILD.bazel:4: core -> a device compiler: 'k.cu'" in text
+    )
+    assert (
+        "BUILD [core-device-source] lists.bzl:1: core -> a device compiler: 'core/probe.cuh'"
+        in text
+    )
     assert "'.cu'" not in text  # a suffix, not a file
     assert (
         "BUILD [backend-to-backend] third_device/torch_emu/BUILD.bazel:1: torch_emu -> "
@@ -281,7 +290,9 @@ def test_effective_flags_of_compile_and_link_actions(tmp_path: Path) -> None:
     layers = Layers.of(tree(tmp_path, {}), POLICY, PACKAGES)
     gcc = "/usr/bin/gcc"
     actions = [
-        Action("CppLink", "//core:_C.so", (gcc, "-shared", "-lnvToolsExt", "-lm", "-ltorch_core"), ()),
+        Action(
+            "CppLink", "//core:_C.so", (gcc, "-shared", "-lnvToolsExt", "-lm", "-ltorch_core"), ()
+        ),
         Action("CppLink", "//core:tool", (gcc, "-lfoo", "-Wl,-rpath,/usr/local/cuda/lib64"), ()),
         Action("CppCompile", "//core:x", (gcc, "-DUSE_CUDA=1", "-D__DATE__=x", "-c", "a.cc"), ()),
         Action("CppCompile", "//third_device/torch_emu:x", (gcc, "-D", "__HIP_PLATFORM_AMD__"), ()),

@@ -257,8 +257,9 @@ def emu_to_cuda_toolkit(root: Path) -> None:
     edit(
         root,
         "third_device/torch_emu/BUILD.bazel",
-        '    extension = "_EMUC",\n',
-        '    extension = "_EMUC",\n    module_deps = {"headers": ["@local_cuda//:headers"]},\n',
+        'device_backend(\n    name = "torch_emu",\n    extension = "_EMUC",\n',
+        'device_backend(\n    name = "torch_emu",\n    extension = "_EMUC",\n'
+        '    module_deps = {"headers": ["@local_cuda//:headers"]},\n',
     )
 
 

@@ -51,12 +51,16 @@ def cmd_mutations(args: argparse.Namespace) -> int:
     if args.only and len(chosen) != len(set(args.only)):
         known = ", ".join(m.name for m in MUTATIONS)
         raise TorchsplitError(f"unknown mutation in {args.only}; known: {known}")
-    results = run_all(
-        workspace, tuple(chosen), bazel=args.bazel, log=lambda m: print(m, flush=True)
+    results, stale = run_all(
+        workspace,
+        tuple(chosen),
+        bazel=args.bazel,
+        log=lambda m: print(m, flush=True),
+        stale=args.stale,
     )
     matrix = render_matrix(results)
     sys.stdout.write("\n" + matrix + "\n" + render_first_lines(results))
-    problems = [p for r in results for p in r.problems]
+    problems = [p for r in results for p in r.problems] + (stale.problems if stale else [])
     for problem in problems:
         print(f"torchsplit audit-mutations: {problem}", file=sys.stderr)
     if args.markdown:
@@ -103,4 +107,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     m.add_argument("--bazel", help="Bazel launcher (default: the copy's tools/bazel)")
     m.add_argument("--only", action="append", help="run just this mutation (repeatable)")
     m.add_argument("--markdown", help="also write the matrix (Markdown) to this file")
+    m.add_argument(
+        "--stale",
+        action="store_true",
+        help="then the stale-artifact case: build a core library, remove it, rebuild, audit",
+    )
     m.set_defaults(func=cmd_mutations)

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchsplit.audit import actions as action_graph
 from torchsplit.audit import cases
 from torchsplit.audit.auditor import Auditor, AuditResult
 from torchsplit.audit.cases import append as _append
@@ -755,6 +756,9 @@ class Harness:
         revert(self.root)
         mutation.apply(self.root)
         try:
+            # The mutation may edit the policy itself (a derived backend).
+            self.policy = load_policy(self.root / DEFAULT_POLICY)
+            self.policy.path = DEFAULT_POLICY
             out = MutationResult(mutation)
             flags = list(mutation.build_flags)
             self._aspect(False)
@@ -799,8 +803,14 @@ class Harness:
         self.bazel.run("shutdown", check=False)
 
 
-def run_all(source: Path, mutations: tuple[Mutation, ...] = MUTATIONS, bazel: str | None = None,
-            log: Callable[[str], None] | None = None) -> list[MutationResult]:  # fmt: skip
+def run_all(
+    source: Path,
+    mutations: tuple[Mutation, ...] = MUTATIONS,
+    bazel: str | None = None,
+    log: Callable[[str], None] | None = None,
+    stale: bool = False,
+) -> tuple[list[MutationResult], StaleReport | None]:
+    """Every mutation in one warm harness; then, with ``stale``, the stale-artifact case."""
     with tempfile.TemporaryDirectory(prefix="torchsplit-mutations-") as tmp:
         harness = Harness(source, Path(tmp), bazel)
         try:
@@ -812,7 +822,10 @@ def run_all(source: Path, mutations: tuple[Mutation, ...] = MUTATIONS, bazel: st
                     log(f"{mutation.name}: caught by {', '.join(result.caught_by) or 'nothing'} "
                         f"({result.seconds:.1f}s)")  # fmt: skip
                 results.append(result)
-            return results
+            report = stale_artifacts(harness) if stale else None
+            if report is not None and log:
+                log(report.render())
+            return results, report
         finally:
             harness.close()
 
@@ -843,3 +856,80 @@ def render_first_lines(results: list[MutationResult]) -> str:
         if r.mutation.single:
             out.append(f"  (one mechanism only: {r.mutation.single})")
     return "\n".join(out) + "\n"
+
+
+# -- artifacts of this build only -----------------------------------------------------------
+_SHIM = "core/c10/core/AccelShim.cpp"
+
+
+@dataclass
+class StaleReport:
+    """The stale-artifact case: a library built, its target removed, core rebuilt."""
+
+    before: list[str]  # ARTIFACT findings after the first build
+    after: list[str]  # ARTIFACT findings after the removal and the rebuild
+    stale: list[str]  # ELF files left under bazel-bin/core that no action produces now
+    read_after: int
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if not any("libaccel_shim.so" in f for f in self.before):
+            out.append(f"stale-artifacts: the first build's shim was not flagged: {self.before}")
+        if not self.stale:
+            out.append("stale-artifacts: the removed library is not left under bazel-bin")
+        if self.after:
+            out.append(f"stale-artifacts: findings after the rebuild: {self.after}")
+        return out
+
+    def render(self) -> str:
+        lines = ["stale-artifacts: built //core:libaccel_shim.so and _C.so with the shim:"]
+        lines += [f"  {x}" for x in self.before]
+        lines.append("removed the shim and the dependency on it, rebuilt //core/...:")
+        lines += [f"  left under bazel-bin, produced by no action now: {x}" for x in self.stale]
+        lines.append(
+            f"  the audit read {self.read_after} artifact(s) of this build; findings: "
+            + ("; ".join(self.after) if self.after else "none")
+        )
+        return "\n".join(lines) + "\n"
+
+
+def stale_artifacts(harness: Harness) -> StaleReport:
+    """Build a core library naming the CUDA runtime (and link it into _C.so), remove it and
+    the dependency, rebuild: the left-over library must not be read (issue 24, point 5)."""
+    root = harness.root
+    revert(root)
+    harness._aspect(True)
+    (root / _SHIM).write_text(
+        "// Probes for an accelerator runtime (the stale-artifact case).\n"
+        'extern "C" const char* accel_runtime_name() { return "libcu" "dart.so.13"; }\n'
+    )
+    _append(
+        root,
+        "core/BUILD.bazel",
+        '\ncc_library(\n    name = "accel_shim",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
+        "    alwayslink = True,\n)\n\n"
+        'cc_binary(\n    name = "libaccel_shim.so",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
+        "    linkshared = True,\n)\n",
+    )
+    _edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
+          '    deps = [":accel_shim", ":torch_cpu_api"],\n')  # fmt: skip
+    try:
+        harness.bazel.run("build", "//core/...")
+        auditor = Auditor(harness.policy, harness.bazel, [], headers=False, sources=False)
+        before = [f.render() for f in auditor.run().findings if f.kind == "ARTIFACT"]
+    finally:
+        revert(root)
+    harness.bazel.run("build", "//core/...")
+    auditor = Auditor(harness.policy, harness.bazel, [], headers=False, sources=False)
+    result = auditor.run()
+    produced = {
+        o.file.resolve() for o in action_graph.link_outputs(auditor.actions, auditor.execroot())
+    }
+    stale = []
+    bin_core = root / "bazel-bin" / "core"
+    for path in sorted(bin_core.glob("*.so")):
+        if path.resolve() not in produced:
+            stale.append(f"bazel-bin/core/{path.name}")
+    after = [f.render() for f in result.findings if f.kind == "ARTIFACT"]
+    return StaleReport(before, after, stale, result.artifacts_read)

@@ -61,10 +61,13 @@ class Guard:
         loaders: Sequence[str],
         log: Path | None = None,
     ) -> None:
-        self.repo = str(repo.resolve()) + "/"
-        # Longest first: a backend under a core root's sibling never shadows another.
-        self.roots = sorted(((str(p.resolve()) + "/", layer) for p, layer in roots),
-                            key=lambda r: -len(r[0]))  # fmt: skip
+        # Each directory both as given and resolved: under `bazel test` the files are
+        # symlinks from the runfiles tree into the source tree.
+        self.repos = _forms(repo)
+        self.roots = sorted(
+            ((form, layer) for path, layer in roots for form in _forms(path)),
+            key=lambda r: -len(r[0]),  # the most specific root first
+        )
         self.backends = {b.name: b for b in backends}
         self.modules = {name: b.name for b in backends for name in b.names}
         # Repository-relative suffixes: the same file is loaded from the source tree
@@ -75,10 +78,18 @@ class Guard:
         self._resolved: dict[str, str] = {}
 
     # -- who is calling? ---------------------------------------------------------------
-    def _path(self, name: str) -> str:
-        path = self._resolved.get(name)
-        if path is None:
-            path = self._resolved[name] = str(Path(name).resolve())
+    def _paths(self, name: str) -> tuple[str, ...]:
+        paths = self._resolved.get(name)
+        if paths is None:
+            paths = self._resolved[name] = tuple(
+                dict.fromkeys((os.path.abspath(name), str(Path(name).resolve())))
+            )
+        return paths
+
+    def _shown(self, path: str) -> str:
+        for repo in self.repos:
+            if path.startswith(repo):
+                return path[len(repo) :]
         return path
 
     def _layer_of(self, frame: FrameType) -> tuple[str, Layer, bool] | None:
@@ -86,12 +97,11 @@ class Guard:
         name = frame.f_code.co_filename
         if not name.startswith("/"):
             return None
-        path = self._path(name)
-        for root, layer in self.roots:
-            if path.startswith(root):
-                shown = path.removeprefix(self.repo) if path.startswith(self.repo) else path
-                loader = layer.kind == "core" and path.endswith(self.loader_suffixes)
-                return f"{shown}:{frame.f_lineno}", layer, loader
+        for path in self._paths(name):
+            for root, layer in self.roots:
+                if path.startswith(root):
+                    loader = layer.kind == "core" and path.endswith(self.loader_suffixes)
+                    return f"{self._shown(path)}:{frame.f_lineno}", layer, loader
         return None
 
     def _caller(self, frame: FrameType | None) -> tuple[str, Layer, bool] | None:
@@ -103,7 +113,7 @@ class Guard:
                 found = self._layer_of(frame)
                 if found is not None:
                     return found
-                if self._path(name).startswith(self.repo):
+                if any(p.startswith(self.repos) for p in self._paths(name)):
                     return None
             frame = frame.f_back
         return None
@@ -218,6 +228,11 @@ class Guard:
             self._check_command(args[0], event)
         elif event == "os.spawn" and len(args) > 1:
             self._check_command(args[1], event)
+
+
+def _forms(path: Path) -> tuple[str, ...]:
+    """A directory as given (absolute) and resolved, each ending in "/"."""
+    return tuple(dict.fromkeys((os.path.abspath(path) + "/", str(path.resolve()) + "/")))
 
 
 def _install_environ(guard: Guard) -> None:

@@ -495,7 +495,11 @@ def _translation_read(root: Path, policy: Policy, backend: str, label: str) -> b
     return (root / package / name).is_file()
 
 
-def check_build(root: Path, package: str, layer: Layer, policy: Policy) -> list[Finding]:
+def check_build(
+    root: Path, package: str, layer: Layer, policy: Policy, shared: frozenset[str] = frozenset()
+) -> list[Finding]:
+    """One BUILD file and the main-repository .bzl files it loads (``shared``: those a
+    backend's BUILD file loads too)."""
     out: list[Finding] = []
     for name in ("BUILD.bazel", "BUILD"):
         if (root / package / name).exists():
@@ -531,8 +535,9 @@ def check_build(root: Path, package: str, layer: Layer, policy: Policy) -> list[
             if rel != build:
                 continue
             out += _build_string(root, policy, layer, rel, line, value)
-        if rel != build and layer.kind == "core":
-            # A source list a core BUILD file loads (build_variables.bzl).
+        if rel != build and layer.kind == "core" and rel not in shared:
+            # A source list only core loads (build_variables.bzl); one a backend loads
+            # too (an overlay's build_variables_split.bzl) lists device sources for it.
             for line, value in _strings(tree):
                 if not value.startswith(".") and _device_suffix(policy, value):
                     out.append(
@@ -555,11 +560,18 @@ def _build_string(
     if value.startswith("//third_device/"):
         other = value[len("//third_device/") :].split("/")[0].split(":")[0]
         why = layer.backend_break(other)
-        if why and not (
+        derived = policy.derived.get(other)
+        if value.endswith((":__pkg__", ":__subpackages__")):
+            # Visibility granted to another backend: only a parent to its derived backend
+            # (for the sources the translation reads).
+            if why and not (derived is not None and derived.parent == layer.name):
+                what = f"{value} grants visibility to another backend"
+                out.append(Finding("BUILD", why.rule, rel, line, what, why.pair))
+        elif why and not (
             layer.kind == "backend" and _translation_read(root, policy, layer.name, value)
         ):
-            out.append(Finding("BUILD", why.rule, rel, line,
-                               f"{value} is another backend's label", why.pair))  # fmt: skip
+            what = f"{value} is another backend's label"
+            out.append(Finding("BUILD", why.rule, rel, line, what, why.pair))
     if layer.kind == "backend" and value == "//visibility:public":
         out.append(
             Finding("BUILD", "BACKEND_VISIBILITY", rel, line,
@@ -575,6 +587,18 @@ def _build_string(
                         "core compiles for the CPU only", "core -> a device compiler")
             )  # fmt: skip
     return out
+
+
+def _direct_loads(root: Path, package: str) -> list[str]:
+    """The main-repository .bzl files a package's BUILD file loads."""
+    for name in ("BUILD.bazel", "BUILD"):
+        if (root / package / name).exists():
+            try:
+                tree = ast.parse((root / package / name).read_text(encoding="utf-8"))
+            except SyntaxError:
+                return []
+            return [p for _, label in _loads(tree) if (p := _bzl_path(label, package))]
+    return []
 
 
 def _device_suffix(policy: Policy, value: str) -> str | None:
@@ -602,12 +626,21 @@ def check_sources(root: Path, policy: Policy, packages: list[str]) -> list[Findi
     layers = Layers.of(root, policy, packages)
     loaders = set(policy.dynamic_loaders)
     out: list[Finding] = []
-    for package in packages:
-        if policy.is_exempt("", package):
-            continue
-        layer = layers.layer(f"{package}/BUILD") if package else None
-        if layer is not None:
-            out += check_build(root, package, layer, policy)
+    guarded = [
+        (package, layer)
+        for package in packages
+        if package and not policy.is_exempt("", package)
+        for layer in [layers.layer(f"{package}/BUILD")]
+        if layer is not None
+    ]
+    shared = frozenset(
+        path
+        for package, layer in guarded
+        if layer.kind == "backend"
+        for path in _direct_loads(root, package)
+    )
+    for package, layer in guarded:
+        out += check_build(root, package, layer, policy, shared)
     for top, layer in layers.roots():
         for path in _walk(root, top, (".py", *C_SUFFIXES, *policy.device_suffixes)):
             rel = path.relative_to(root).as_posix()
