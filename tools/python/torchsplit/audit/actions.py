@@ -34,9 +34,8 @@ class Action:
     outputs: tuple[str, ...]  # execution-root-relative paths (bazel-out/...)
 
 
-def expression(packages: list[str], layers: Layers) -> str:
+def expression(layers: Layers) -> str:
     """The aquery expression: the compile and link actions of core's and each backend's targets."""
-    del packages
     roots = [*layers.core_roots, *(f"third_device/{b}" for b in layers.backends)]
     patterns = " + ".join(f"//{root}/..." for root in roots)
     return f"mnemonic('{'|'.join(MNEMONICS)}', {patterns})"

@@ -232,11 +232,12 @@ class Auditor:
         # The compile and link actions of the audited configuration (after run()).
         self.actions: list[action_graph.Action] = []
         self.layers: Layers | None = None
+        self.packages: list[str] = []
 
     def run(self) -> AuditResult:
         start = time.monotonic()
         calls = self.bazel.calls
-        packages = self._packages()
+        packages = self.packages = self._packages()
         pairs = expand(self.policy, packages)
         self.layers = Layers.of(self.bazel.workspace, self.policy, packages)
         result = AuditResult(policy=self.policy.path)
@@ -285,7 +286,7 @@ class Auditor:
     # -- the action graph (aquery): effective flags, this build's artifacts -------------
     def _actions(self) -> list[action_graph.Action]:
         assert self.layers is not None
-        expr = action_graph.expression([], self.layers)
+        expr = action_graph.expression(self.layers)
         text = self._configured_run("aquery", expr, "--output=jsonproto")
         return action_graph.parse(text)
 
@@ -631,7 +632,7 @@ class Auditor:
         """A backend including a vendor SDK header of a toolkit that is not its own
         (torch_emu including <cuda_runtime.h>): the scanner's cuda-include, per family."""
         root = self.bazel.workspace
-        packages = self._packages()
+        packages = self.packages
         for backend in sorted({b for p in packages if (b := self.policy.backend_of(p))}):
             mine = tuple(str(root / p) for p in packages if self.policy.backend_of(p) == backend)
             if mine not in scanned:

@@ -31,14 +31,19 @@ def append(root: Path, rel: str, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
+def _device_cpp_function(root: Path, header: str, comment: str, function: str) -> None:
+    """Adds an #include and a function to core/c10/core/Device.cpp."""
+    edit(root, _DEVICE_CPP, "#include <charconv>\n", f"#include <charconv>\n#include <{header}>\n")
+    append(root, _DEVICE_CPP, f"\nnamespace c10 {{\n// {comment}\n{function}}}  // namespace c10\n")
+
+
 def dlopen_split_literal(root: Path) -> None:
-    edit(root, _DEVICE_CPP, "#include <charconv>\n", "#include <charconv>\n#include <dlfcn.h>\n")
-    append(
+    _device_cpp_function(
         root,
-        _DEVICE_CPP,
-        "\nnamespace c10 {\n// Optional accelerator runtime, if one is installed.\n"
+        "dlfcn.h",
+        "Optional accelerator runtime, if one is installed.",
         "void* probe_runtime() {\n"
-        '  return dlopen("libcu" "dart.so.13", RTLD_LAZY | RTLD_LOCAL);\n}\n}  // namespace c10\n',
+        '  return dlopen("libcu" "dart.so.13", RTLD_LAZY | RTLD_LOCAL);\n}\n',
     )
 
 
@@ -86,22 +91,30 @@ def second_toolkit_repository(root: Path) -> None:
          '    deps = [":torch_cpu_api", "@nv_runtime//:cudart"],\n')  # fmt: skip
 
 
-def wrapped_select(root: Path) -> None:
-    (root / "tools" / "build_defs" / "accel.bzl").write_text(
-        '"""if_accelerated: a neutral-looking wrapper."""\n\n'
-        "def if_accelerated(yes, no = []):\n"
-        '    """yes when an accelerator is enabled, else no."""\n'
-        '    return select({"@rules_cuda//cuda:is_enabled": yes, "//conditions:default": no})\n'
-    )
+def _tools_macro(root: Path, name: str, symbol: str, text: str, deps_line: str) -> None:
+    """A neutral-looking //tools/build_defs macro that core's BUILD file loads and calls."""
+    (root / "tools" / "build_defs" / f"{name}.bzl").write_text(text)
     edit(
         root,
         "core/BUILD.bazel",
         'load("//tools/build_defs:sources.bzl", "package_sources")\n',
-        'load("//tools/build_defs:accel.bzl", "if_accelerated")\n'
+        f'load("//tools/build_defs:{name}.bzl", "{symbol}")\n'
         'load("//tools/build_defs:sources.bzl", "package_sources")\n',
     )
-    edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
-         '    deps = [":torch_cpu_api"] + if_accelerated([]),\n')  # fmt: skip
+    edit(root, "core/BUILD.bazel", _EXTENSION_DEPS, deps_line)
+
+
+def wrapped_select(root: Path) -> None:
+    _tools_macro(
+        root,
+        "accel",
+        "if_accelerated",
+        '"""if_accelerated: a neutral-looking wrapper."""\n\n'
+        "def if_accelerated(yes, no = []):\n"
+        '    """yes when an accelerator is enabled, else no."""\n'
+        '    return select({"@rules_cuda//cuda:is_enabled": yes, "//conditions:default": no})\n',
+        '    deps = [":torch_cpu_api"] + if_accelerated([]),\n',
+    )
 
 
 def include_dotdot(root: Path) -> None:
@@ -210,33 +223,26 @@ def cuda_cpp_dlopens_emu(root: Path) -> None:
 
 def core_cpp_reads_nvidia_env(root: Path) -> None:
     """Core's C++ reads the container toolkit's device list."""
-    edit(root, _DEVICE_CPP, "#include <charconv>\n", "#include <charconv>\n#include <cstdlib>\n")
-    append(
+    _device_cpp_function(
         root,
-        _DEVICE_CPP,
-        "\nnamespace c10 {\n// Devices the container runtime exposes, if any.\n"
-        "const char* visible_devices() {\n"
-        '  return std::getenv("NVIDIA_VISIBLE_DEVICES");\n}\n}  // namespace c10\n',
+        "cstdlib",
+        "Devices the container runtime exposes, if any.",
+        'const char* visible_devices() {\n  return std::getenv("NVIDIA_VISIBLE_DEVICES");\n}\n',
     )
 
 
 def linkopts_via_macro(root: Path) -> None:
     """A neutral //tools macro returns -lnvToolsExt into core's extension's linkopts."""
-    (root / "tools" / "build_defs" / "profiling.bzl").write_text(
+    _tools_macro(
+        root,
+        "profiling",
+        "profiling_linkopts",
         '"""profiling_linkopts: what the profiler links with."""\n\n'
         "def profiling_linkopts():\n"
         '    """Link options of targets that record profiler ranges."""\n'
-        '    return ["-l" + "nvTools" + "Ext"]\n'
+        '    return ["-l" + "nvTools" + "Ext"]\n',
+        _EXTENSION_DEPS + "    linkopts = profiling_linkopts(),\n",
     )
-    edit(
-        root,
-        "core/BUILD.bazel",
-        'load("//tools/build_defs:sources.bzl", "package_sources")\n',
-        'load("//tools/build_defs:profiling.bzl", "profiling_linkopts")\n'
-        'load("//tools/build_defs:sources.bzl", "package_sources")\n',
-    )
-    edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
-         _EXTENSION_DEPS + "    linkopts = profiling_linkopts(),\n")  # fmt: skip
 
 
 def core_cu_source(root: Path) -> None:

@@ -874,7 +874,7 @@ class StaleReport:
     @property
     def problems(self) -> list[str]:
         out = []
-        if not any("libaccel_shim.so" in f for f in self.before):
+        if not any("libaccel_probe.so" in f for f in self.before):
             out.append(f"stale-artifacts: the first build's shim was not flagged: {self.before}")
         if not self.stale:
             out.append("stale-artifacts: the removed library is not left under bazel-bin")
@@ -883,7 +883,7 @@ class StaleReport:
         return out
 
     def render(self) -> str:
-        lines = ["stale-artifacts: built //core:libaccel_shim.so and _C.so with the shim:"]
+        lines = ["stale-artifacts: built //core:libaccel_probe.so, and _C.so with the shim:"]
         lines += [f"  {x}" for x in self.before]
         lines.append("removed the shim and the dependency on it, rebuilt //core/...:")
         lines += [f"  left under bazel-bin, produced by no action now: {x}" for x in self.stale]
@@ -909,7 +909,7 @@ def stale_artifacts(harness: Harness) -> StaleReport:
         "core/BUILD.bazel",
         '\ncc_library(\n    name = "accel_shim",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
         "    alwayslink = True,\n)\n\n"
-        'cc_binary(\n    name = "libaccel_shim.so",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
+        'cc_binary(\n    name = "libaccel_probe.so",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
         "    linkshared = True,\n)\n",
     )
     _edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,

@@ -463,7 +463,7 @@ def _bzl_path(label: str, package: str) -> str | None:
 _GRAPH_CALLS = ("layer_graph_test", "device_backend")
 
 
-def _after_graph_test(tree: ast.Module, rel: str) -> list[Finding]:
+def _after_graph_test(tree: ast.Module, rel: str, layer: str) -> list[Finding]:
     """Targets declared after layer_graph_test()/device_backend(): outside the graph test's
     scope (a genquery scope cannot be a wildcard), so they must come before it."""
     out: list[Finding] = []
@@ -476,7 +476,7 @@ def _after_graph_test(tree: ast.Module, rel: str) -> list[Finding]:
             out.append(
                 Finding("BUILD", "graph-scope", rel, stmt.lineno,
                         f"{call.func.id}() after {seen}(): outside the layering graph test's "
-                        f"scope; declare it before {seen}()")
+                        f"scope; declare it before {seen}()", f"{layer} -> any layer")
             )  # fmt: skip
         elif call.func.id in _GRAPH_CALLS:
             seen = call.func.id
@@ -547,7 +547,7 @@ def check_build(
                                 "core -> a device compiler")
                     )  # fmt: skip
         if rel == build:
-            out += _after_graph_test(tree, rel)
+            out += _after_graph_test(tree, rel, layer.name)
             out += _build_flags(tree, rel, layer)
     return out
 
@@ -576,7 +576,8 @@ def _build_string(
         out.append(
             Finding("BUILD", "BACKEND_VISIBILITY", rel, line,
                     "a public target in a backend package (declare targets with "
-                    "device_backend(), visible per BACKEND_VISIBILITY)")
+                    "device_backend(), visible per BACKEND_VISIBILITY)",
+                    f"{layer.name} -> every layer")
         )  # fmt: skip
     if layer.kind == "core":
         suffix = _device_suffix(policy, value)
