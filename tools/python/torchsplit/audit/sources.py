@@ -570,7 +570,8 @@ def _build_string(
         elif why and not (
             layer.kind == "backend" and _translation_read(root, policy, layer.name, value)
         ):
-            what = f"{value} is another backend's label"
+            whose = "another backend" if layer.kind == "backend" else "a backend"
+            what = f"{value} is {whose}'s label"
             out.append(Finding("BUILD", why.rule, rel, line, what, why.pair))
     if layer.kind == "backend" and value == "//visibility:public":
         out.append(
