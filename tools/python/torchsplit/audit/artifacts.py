@@ -19,14 +19,10 @@ An output not built yet is skipped (the audit says how many it read).
 
 from __future__ import annotations
 
+import mmap
 import re
 import struct
 from pathlib import Path
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
 
 from torchsplit import vendors
 from torchsplit.audit.actions import Output
@@ -35,23 +31,74 @@ from torchsplit.audit.layers import Break, Layer, Layers
 from torchsplit.audit.policy import Policy
 
 _STRINGS = re.compile(rb"[\x20-\x7e]{4,}")
+_ELF64_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_ELF64_SECTION = struct.Struct("<IIQQQQIIQQ")
+_SHT_DYNAMIC, _SHT_DYNSYM, _DT_NEEDED = 6, 11, 1
+_ET_EXEC, _ET_DYN = 2, 3
 
 
-def _undefined(section: SymbolTableSection, elf: ELFFile) -> list[str]:
-    """Names of the undefined symbols of .dynsym, read straight from the table (pyelftools'
-    per-symbol objects cost seconds on libtorch_core.so's exports)."""
-    if elf.elfclass != 64 or not elf.little_endian:
-        return [s.name for s in section.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"]
-    names = section.stringtable.data()
-    out = []
-    for st_name, st_shndx in struct.iter_unpack("<I2xH16x", section.data()):
-        if st_shndx == 0 and st_name:
-            out.append(names[st_name : names.index(b"\0", st_name)].decode("ascii", "replace"))
-    return out
+def _cstring(table: bytes, offset: int) -> str:
+    return table[offset : table.index(b"\0", offset)].decode("ascii", "replace")
 
 
 def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
-    """(DT_NEEDED entries, undefined dynamic symbols, .rodata strings) of an ELF file."""
+    """(DT_NEEDED entries, undefined dynamic symbols, .rodata strings) of an ELF file.
+
+    64-bit little-endian files (every target this project builds for) are read with
+    ``struct`` straight from the section headers: pyelftools' objects cost most of the
+    audit's warm time. Anything else goes through pyelftools."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:4] != b"\x7fELF":
+                return None
+            if data[4] != 2 or data[5] != 1:
+                return _read_with_pyelftools(path)
+            header = _ELF64_HEADER.unpack_from(data)
+            e_type, e_shoff, e_shentsize, e_shnum, e_shstrndx = (
+                header[1], header[6], header[11], header[12], header[13]
+            )  # fmt: skip
+            if e_type not in (_ET_EXEC, _ET_DYN):
+                return None
+            if e_shnum == 0 or e_shstrndx >= e_shnum:  # extended numbering
+                return _read_with_pyelftools(path)
+            sections = [
+                _ELF64_SECTION.unpack_from(data, e_shoff + i * e_shentsize) for i in range(e_shnum)
+            ]
+
+            def body(index: int) -> bytes:
+                section = sections[index]
+                return data[section[4] : section[4] + section[5]]
+
+            names = body(e_shstrndx)
+            needed: list[str] = []
+            undefined: list[str] = []
+            rodata = b""
+            for index, section in enumerate(sections):
+                name, kind, link = _cstring(names, section[0]), section[1], section[6]
+                if kind == _SHT_DYNAMIC:
+                    strings = body(link)
+                    for tag, value in struct.iter_unpack("<qQ", body(index)):
+                        if tag == _DT_NEEDED:
+                            needed.append(_cstring(strings, value))
+                elif kind == _SHT_DYNSYM:
+                    strings = body(link)
+                    for st_name, st_shndx in struct.iter_unpack("<I2xH16x", body(index)):
+                        if st_shndx == 0 and st_name:
+                            undefined.append(_cstring(strings, st_name))
+                elif name == ".rodata":
+                    rodata = body(index)
+    except (OSError, ValueError, struct.error, IndexError):
+        return None
+    strings = [m.group(0).decode("ascii") for m in _STRINGS.finditer(rodata)]
+    return needed, undefined, strings
+
+
+def _read_with_pyelftools(path: Path) -> tuple[list[str], list[str], list[str]] | None:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
@@ -65,7 +112,10 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
                         t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"
                     ]
                 elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
-                    undefined += _undefined(section, elf)
+                    undefined += [
+                        s.name for s in section.iter_symbols()
+                        if s.name and s["st_shndx"] == "SHN_UNDEF"
+                    ]  # fmt: skip
             rodata = elf.get_section_by_name(".rodata")
             data = rodata.data() if rodata is not None else b""
     except (ELFError, OSError):
@@ -84,6 +134,7 @@ def check_artifacts(
     read (only those modified after ``newer_than``, a time.time(), when given)."""
     findings: list[Finding] = []
     read = 0
+    candidates = _candidates(layers)
     for output in outputs:
         layer = layers.layer(output.package + "/BUILD")
         if layer is None or not output.file.is_file():
@@ -94,7 +145,7 @@ def check_artifacts(
         if got is None:
             continue
         read += 1
-        findings += _check(output.path, layer, layers, policy, *got)
+        findings += _check(output.path, layer, layers, policy, candidates, *got)
     return findings, read
 
 
@@ -103,6 +154,7 @@ def _check(
     layer: Layer,
     layers: Layers,
     policy: Policy,
+    candidates: re.Pattern[str],
     needed: list[str],
     undefined: list[str],
     strings: list[str],
@@ -142,10 +194,27 @@ def _check(
         if why:
             add(why, f"{len(symbols)} undefined {family} vendor symbol(s): {shown}")
     for text in sorted(set(strings)):
+        if not candidates.search(text):
+            continue  # names no vendor and no backend (almost every string)
         message = _string(text, layer, layers, but)
         if message:
             add(message[0], message[1])
     return out
+
+
+def _candidates(layers: Layers) -> re.Pattern[str]:
+    """A prefilter: every string _string() reports contains one of these words."""
+    words: set[str] = set()
+    for vendor in vendors.VENDORS:
+        words.update(f"lib{name}" for name in vendor.libraries)
+        words.update(vendor.toolkit_paths)
+    for table in (vendors.VENDOR_TOOLS, vendors.VENDOR_ENV_PREFIXES):
+        words.update(w for values in table.values() for w in values)
+    for table in (vendors.VENDOR_ENV_WORDS, vendors.VENDOR_ENV_NAMES):
+        words.update(w for values in table.values() for w in values)
+    for backend in layers.backends.values():
+        words.update((*backend.names, backend.mangled))
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
 
 
 def _string(text: str, layer: Layer, layers: Layers, but: str | None) -> tuple[Break, str] | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from torchsplit.audit.policy import Policy
@@ -47,17 +48,21 @@ class Backend:
         """Its package as Bazel spells it in solib names (third_device/x_y: third_Udevice_Sx_Uy)."""
         return f"third_device/{self.name}".replace("_", "_U").replace("/", "_S")
 
+    @cached_property
+    def _pattern(self) -> re.Pattern[str]:
+        names = "|".join(re.escape(n) for n in sorted(self.names, key=len, reverse=True))
+        return re.compile(
+            rf"{re.escape(self.mangled)}|(?<![A-Za-z0-9])(?:lib)?({names})(?![A-Za-z0-9])|"
+            rf"lib({names})"
+        )
+
     def named_in(self, text: str) -> str | None:
         """The name of this backend that ``text`` contains as a word ("_EMUC.so",
         "libtorch_emu.so", "torch_emu/__init__.py"), or None."""
-        if self.mangled in text:
-            return self.mangled
-        for name in self.names:
-            if re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text):
-                return name
-            if f"lib{name}" in text:
-                return name
-        return None
+        m = self._pattern.search(text)
+        if m is None:
+            return None
+        return m.group(1) or m.group(2) or self.mangled
 
 
 @dataclass(frozen=True)

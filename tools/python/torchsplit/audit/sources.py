@@ -28,6 +28,7 @@ import ast
 import os
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from torchsplit import vendors
@@ -423,29 +424,43 @@ def _strings(node: ast.AST) -> Iterator[tuple[int, str]]:
             yield sub.lineno, sub.value
 
 
-def _select_keys(tree: ast.Module) -> Iterator[tuple[int, str]]:
-    """String keys of select() dicts, and load() labels: what a .bzl makes its callers reach."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            if node.func.id == "select" and node.args and isinstance(node.args[0], ast.Dict):
-                for key in node.args[0].keys:
-                    if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                        yield key.lineno, key.value
-    yield from _loads(tree)
+@dataclass
+class _Facts:
+    """What the checks read of one BUILD or .bzl file, from one walk of its syntax tree."""
+
+    tree: ast.Module
+    loads: list[tuple[int, str]] = field(default_factory=list)  # load() labels
+    strings: list[tuple[int, str]] = field(default_factory=list)  # every string constant
+    select_keys: list[tuple[int, str]] = field(default_factory=list)  # select() dict keys
+    flags: list[tuple[str, int, str]] = field(default_factory=list)  # (attribute, line, string)
 
 
-def _loads(tree: ast.Module) -> list[tuple[int, str]]:
-    out = []
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "load"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            out.append((node.lineno, str(node.args[0].value)))
-    return out
+def _facts(root: Path, rel: str, cache: dict[str, _Facts | None]) -> _Facts | None:
+    """The facts of a file, parsed once per check_sources() (core's and every backend's BUILD
+    files load the same .bzl files); None when missing or not Python-compatible Starlark
+    (Bazel's own parse reports that)."""
+    if rel not in cache:
+        try:
+            tree = ast.parse((root / rel).read_text(encoding="utf-8"), rel)
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            cache[rel] = None
+            return None
+        facts = _Facts(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                facts.strings.append((node.lineno, node.value))
+            elif isinstance(node, ast.keyword) and node.arg in _FLAG_ATTRS:
+                facts.flags += [(node.arg, line, value) for line, value in _strings(node.value)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+                first = node.args[0]
+                if node.func.id == "load" and isinstance(first, ast.Constant):
+                    facts.loads.append((node.lineno, str(first.value)))
+                elif node.func.id == "select" and isinstance(first, ast.Dict):
+                    for key in first.keys:
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                            facts.select_keys.append((key.lineno, key.value))
+        cache[rel] = facts
+    return cache[rel]
 
 
 def _bzl_path(label: str, package: str) -> str | None:
@@ -496,10 +511,16 @@ def _translation_read(root: Path, policy: Policy, backend: str, label: str) -> b
 
 
 def check_build(
-    root: Path, package: str, layer: Layer, policy: Policy, shared: frozenset[str] = frozenset()
+    root: Path,
+    package: str,
+    layer: Layer,
+    policy: Policy,
+    shared: frozenset[str] = frozenset(),
+    cache: dict[str, _Facts | None] | None = None,
 ) -> list[Finding]:
     """One BUILD file and the main-repository .bzl files it loads (``shared``: those a
     backend's BUILD file loads too)."""
+    cache = {} if cache is None else cache
     out: list[Finding] = []
     for name in ("BUILD.bazel", "BUILD"):
         if (root / package / name).exists():
@@ -512,19 +533,19 @@ def check_build(
     todo = [build]
     while todo:
         rel = todo.pop()
-        if rel in seen or not (root / rel).exists():
+        if rel in seen:
             continue
         seen.add(rel)
-        try:
-            tree = ast.parse((root / rel).read_text(encoding="utf-8"), rel)
-        except SyntaxError:
-            continue  # not Python-compatible Starlark: Bazel's own parse covers it
+        facts = _facts(root, rel, cache)
+        if facts is None:
+            continue
         via = "" if rel == build else f" (loaded by {build})"
-        for _, label in _loads(tree):
+        for _, label in facts.loads:
             path = _bzl_path(label, package if rel == build else str(Path(rel).parent))
             if path:
                 todo.append(path)
-        for line, value in _strings(tree) if rel == build else _select_keys(tree):
+        # What a .bzl makes its callers reach: its select() keys and its loads.
+        for line, value in facts.strings if rel == build else facts.select_keys + facts.loads:
             repo = _LABEL_REPO.match(value)
             if allowed is not None and repo and repo.group(1) not in allowed:
                 out.append(
@@ -538,7 +559,7 @@ def check_build(
         if rel != build and layer.kind == "core" and rel not in shared:
             # A source list only core loads (build_variables.bzl); one a backend loads
             # too (an overlay's build_variables_split.bzl) lists device sources for it.
-            for line, value in _strings(tree):
+            for line, value in facts.strings:
                 if not value.startswith(".") and _device_suffix(policy, value):
                     out.append(
                         Finding("BUILD", "core-device-source", rel, line,
@@ -547,8 +568,8 @@ def check_build(
                                 "core -> a device compiler")
                     )  # fmt: skip
         if rel == build:
-            out += _after_graph_test(tree, rel, layer.name)
-            out += _build_flags(tree, rel, layer)
+            out += _after_graph_test(facts.tree, rel, layer.name)
+            out += _build_flags(facts, rel, layer)
     return out
 
 
@@ -591,15 +612,13 @@ def _build_string(
     return out
 
 
-def _direct_loads(root: Path, package: str) -> list[str]:
+def _direct_loads(root: Path, package: str, cache: dict[str, _Facts | None]) -> list[str]:
     """The main-repository .bzl files a package's BUILD file loads."""
     for name in ("BUILD.bazel", "BUILD"):
         if (root / package / name).exists():
-            try:
-                tree = ast.parse((root / package / name).read_text(encoding="utf-8"))
-            except SyntaxError:
-                return []
-            return [p for _, label in _loads(tree) if (p := _bzl_path(label, package))]
+            facts = _facts(root, f"{package}/{name}", cache)
+            loads = facts.loads if facts else []
+            return [p for _, label in loads if (p := _bzl_path(label, package))]
     return []
 
 
@@ -607,18 +626,14 @@ def _device_suffix(policy: Policy, value: str) -> str | None:
     return next((s for s in policy.device_suffixes if value.endswith(s)), None)
 
 
-def _build_flags(tree: ast.Module, rel: str, layer: Layer) -> list[Finding]:
+def _build_flags(facts: _Facts, rel: str, layer: Layer) -> list[Finding]:
     out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg in _FLAG_ATTRS:
-            for line, value in _strings(node.value):
-                family = vendors.text_family(value)
-                why = layer.vendor_break(family) if family else None
-                if why:
-                    out.append(
-                        Finding("BUILD", why.rule, rel, line,
-                                f"{node.arg} has {value!r}, a {family} library or path", why.pair)
-                    )  # fmt: skip
+    for attr, line, value in facts.flags:
+        family = vendors.text_family(value)
+        why = layer.vendor_break(family) if family else None
+        if why:
+            what = f"{attr} has {value!r}, a {family} library or path"
+            out.append(Finding("BUILD", why.rule, rel, line, what, why.pair))
     return out
 
 
@@ -635,14 +650,15 @@ def check_sources(root: Path, policy: Policy, packages: list[str]) -> list[Findi
         for layer in [layers.layer(f"{package}/BUILD")]
         if layer is not None
     ]
+    cache: dict[str, _Facts | None] = {}
     shared = frozenset(
         path
         for package, layer in guarded
         if layer.kind == "backend"
-        for path in _direct_loads(root, package)
+        for path in _direct_loads(root, package, cache)
     )
     for package, layer in guarded:
-        out += check_build(root, package, layer, policy, shared)
+        out += check_build(root, package, layer, policy, shared, cache)
     for top, layer in layers.roots():
         for path in _walk(root, top, (".py", *C_SUFFIXES, *policy.device_suffixes)):
             rel = path.relative_to(root).as_posix()
