@@ -154,7 +154,7 @@ class Guard:
         raise LayeringViolation(message)
 
     def _check_load(self, kind: str, name: str) -> None:
-        found = self._caller(sys._getframe(2))
+        found = self._caller(_frame(3))
         if found is None or found[2]:  # a test's or a tool's, or an allowlisted loader
             return
         caller, layer, _ = found
@@ -172,7 +172,7 @@ class Guard:
         tool = vendors.tool_family(command)
         if tool is None:
             return
-        found = self._caller(sys._getframe(2))
+        found = self._caller(_frame(3))
         if found is None:
             return
         caller, layer, _ = found
@@ -191,8 +191,8 @@ class Guard:
         family = vendors.env_family(key)
         if family is None:
             return
-        frame = sys._getframe(2)
-        if dis.opname[frame.f_code.co_code[frame.f_lasti]] not in _SUBSCRIPTS:
+        frame = _frame(3)
+        if frame is None or dis.opname[frame.f_code.co_code[frame.f_lasti]] not in _SUBSCRIPTS:
             return  # a copy or an iteration of the whole environment
         # Past the standard library's plumbing (Mapping.get, os.getenv) to the code
         # that named the variable: it must be a guarded layer's.
@@ -228,6 +228,15 @@ class Guard:
             self._check_command(args[0], event)
         elif event == "os.spawn" and len(args) > 1:
             self._check_command(args[1], event)
+
+
+def _frame(depth: int) -> FrameType | None:
+    """The caller ``depth`` frames up from the function calling this, or None: an audit
+    event raised at start-up (python -m) can come with no Python frame at all."""
+    try:
+        return sys._getframe(depth)
+    except ValueError:
+        return None
 
 
 def _forms(path: Path) -> tuple[str, ...]:
