@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -47,27 +48,38 @@ for root in PACKAGE_ROOTS:
 
 
 def _layering_guard() -> object | None:
-    """Core code loading a backend or vendor library fails the session (docs/layering.md)."""
+    """A layer's code coupling to another at run time fails the session (docs/layering.md):
+    in this process, and in every Python process a test starts (the start-up hook that
+    tools/dev bootstrap installs reads TORCHSPLIT_LAYERING_GUARD; those processes append
+    what they catch to TORCHSPLIT_LAYERING_LOG, read at the end of the session)."""
     try:
-        from torchsplit.audit.policy import load_policy
-        from torchsplit.audit.runtime import install
-    except ImportError:  # under `bazel test`, whose runfiles have no tools/python
+        from torchsplit.audit.runtime import GUARD_ENV, LOG_ENV, install_for_checkout
+    except ImportError:  # a Bazel test's runfiles without //tools/python:layering_guard
         return None
-    # The allowlisted loaders come from the policy itself, so the guard and the
-    # audit can never disagree about which core files may load code by name.
-    loaders = load_policy(REPO / "tools" / "layering" / "policy.bzl").dynamic_loaders
-    backends = [p.name for p in (REPO / "third_device").glob("*/") if p.is_dir()]
-    roots = [base / "core" / "torch_core" for base in (REPO, BAZEL_BIN)]
-    return install(REPO, roots, backends, loaders)
+    # This session's own log: a pytest run inside a test (the mutation harness's) has its
+    # own session and its own verdict.
+    fd, log = tempfile.mkstemp(prefix="torchsplit-layering-", suffix=".log")
+    os.close(fd)
+    os.environ[LOG_ENV] = log
+    os.environ[GUARD_ENV] = str(REPO)
+    return install_for_checkout(REPO, BAZEL_BIN)
 
 
 LAYERING_GUARD = _layering_guard()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if LAYERING_GUARD is not None and LAYERING_GUARD.violations:  # type: ignore[attr-defined]
-        for message in LAYERING_GUARD.violations:  # type: ignore[attr-defined]
-            print(f"\nLAYERING RUNTIME: {message}", file=sys.stderr)
+    if LAYERING_GUARD is None:
+        return
+    found = list(LAYERING_GUARD.violations)  # type: ignore[attr-defined]
+    log = Path(os.environ.get("TORCHSPLIT_LAYERING_LOG", ""))
+    if log.name and log.is_file():
+        found += log.read_text(encoding="utf-8").splitlines()
+        log.unlink()
+    found = list(dict.fromkeys(found))
+    for message in found:
+        print(f"\nLAYERING RUNTIME: {message}", file=sys.stderr)
+    if found:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 

@@ -25,7 +25,7 @@ def test_module_matches_workspace() -> None:
         ('use_repo(cuda, "cuda_wheels", "local_cuda")', "", "use_repo differs"),
         ('path = "tools/repos/rules_cuda"', 'path = "elsewhere"', "local repositories differ"),
         (
-            'toolkit_visibility = ["@//third_device:__subpackages__"]',
+            'toolkit_visibility = ["@//third_device/torch_cuda:__subpackages__"]',
             'toolkit_visibility = ["//visibility:public"]',
             "extension tag",
         ),

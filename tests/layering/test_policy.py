@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 import starlark as sl
 
-from bazel.bazel_files import read_workspace
+from bazel.bazel_files import read_module, read_workspace
 from builds import REPO
-from torchsplit.audit.policy import Pattern, expand, load_policy, visibility_label
+from torchsplit import vendors
+from torchsplit.audit.actions import core_link_library
+from torchsplit.audit.policy import Derived, Pattern, expand, load_policy, visibility_label
 
 POLICY = REPO / "tools" / "layering" / "policy.bzl"
 RULES = REPO / "tools" / "layering" / "rules.bzl"
@@ -71,13 +73,99 @@ def test_a_new_backend_needs_no_policy_edit() -> None:
 
 
 def test_workspace_toolkit_visibility_is_the_policys() -> None:
+    """WORKSPACE and MODULE.bazel make each toolkit repository visible to the backends whose
+    TOOLKITS entry names it, and to nothing else (layer 1 enforces TOOLKITS too)."""
     policy = load_policy(POLICY)
-    tags = read_workspace(REPO / "WORKSPACE").tags
-    (toolkit,) = [
-        dict(t[3]) for t in tags if t[2] == "local_toolchain" and "toolkit_visibility" in dict(t[3])
-    ]
-    wanted = tuple("@" + visibility_label(p) for p in policy.toolkit_visibility)
-    assert toolkit["toolkit_visibility"] == wanted
+    for declared in (read_workspace(REPO / "WORKSPACE"), read_module(REPO / "MODULE.bazel")):
+        attrs = [dict(t[3]) for t in declared.tags]
+        (toolkit,) = [a["toolkit_visibility"] for a in attrs if "toolkit_visibility" in a]
+        (wheels,) = [a["wheel_visibility"] for a in attrs if "wheel_visibility" in a]
+        assert toolkit == tuple(policy.toolkit_visibility("local_cuda"))
+        assert wheels == tuple(policy.toolkit_visibility("cuda_wheels"))
+    assert policy.toolkit_visibility("local_cuda") == ["@//third_device/torch_cuda:__subpackages__"]
+
+
+def _rules(policy_text: str | None = None):  # type: ignore[no-untyped-def]
+    """A function evaluating an expression over rules.bzl (with policy.bzl, or `policy_text`
+    in its place) in starlark-pyo3, as the aspect would."""
+
+    def load(name: str) -> sl.FrozenModule:
+        module = sl.Module()
+        text = policy_text if policy_text is not None else POLICY.read_text()
+        sl.eval(module, sl.parse(name, text, sl.Dialect.extended()), sl.Globals.standard())
+        return module.freeze()
+
+    def call(expr: str) -> object:
+        module = sl.Module()
+        text = RULES.read_text() + f"\nRESULT = {expr}\n"
+        sl.eval(module, sl.parse("rules.bzl", text, sl.Dialect.extended()),
+                sl.Globals.standard(), sl.FileLoader(load))  # fmt: skip
+        return module["RESULT"]
+
+    return call
+
+
+def test_rules_bzl_and_python_agree_on_the_positive_policy() -> None:
+    """The aspect's helpers (rules.bzl) and the audit's (policy.py, actions.py) give the same
+    answers: repositories per layer and backend, toolkit visibility, core's -l flags."""
+    policy = load_policy(POLICY)
+    rules = _rules()
+    for package in ("core", "core/sub", "third_device/torch_cuda", "third_device/torch_emu",
+                    "third_device/acme/x", "tests", "tools/layering"):  # fmt: skip
+        assert rules(f'allowed_repositories("", "{package}")') == (
+            policy.allowed_repositories(package)
+        ), package
+    assert "local_cuda" in policy.allowed_repositories("third_device/torch_cuda")
+    assert "local_cuda" not in policy.allowed_repositories("third_device/torch_emu")
+    for repo in ("local_cuda", "cuda_wheels", "rules_cuda", "pybind11"):
+        assert rules(f'toolkit_visibility("{repo}")') == policy.toolkit_visibility(repo)
+    flags = ["-lm", "-lstdc++", "-ltorch_core", "-lcudart", "-l:libnvToolsExt.so.1"]
+    flags += ["-Wl,-soname,libtorch_core.so", "-Wl,--push-state,-lnvrtc", "-pthread"]
+    for flag in flags:
+        assert rules(f'core_may_link("{flag}")') == core_link_library(flag, policy), flag
+    assert core_link_library("-lnvToolsExt", policy) == "libnvToolsExt.so"
+
+
+def test_a_derived_backend_reads_its_parents_sources_only_through_translation() -> None:
+    text = POLICY.read_text().replace(
+        "DERIVED_BACKENDS = {}",
+        'DERIVED_BACKENDS = {"torch_hip": {"from": "torch_cuda", "via": ["hipify_sources"]}}',
+    )
+    rules = _rules(text)
+    hip, cuda = '"", "third_device/torch_hip"', '"", "third_device/torch_cuda"'
+    assert rules(f'is_translation_read({hip}, "hipify_sources", {cuda}, True)') is True
+    # Not through another rule kind, not a target or generated file, not another backend.
+    assert rules(f'is_translation_read({hip}, "cc_library", {cuda}, True)') is False
+    assert rules(f'is_translation_read({hip}, "hipify_sources", {cuda}, False)') is False
+    emu = '"", "third_device/torch_emu"'
+    assert rules(f'is_translation_read({hip}, "hipify_sources", {emu}, True)') is False
+    # The audit's somepath() leaves out only the parent's source files the translation reads.
+    policy = load_policy(POLICY)
+    policy.derived = {"torch_hip": Derived("torch_cuda", ("hipify_sources",))}
+    packages = ["core", "third_device/torch_cuda", "third_device/torch_hip"]
+    reach = {(p.source, p.target): p.reach for p in expand(policy, packages)}
+    derived = reach[("//third_device/torch_hip/...", "//third_device/torch_cuda/...")]
+    assert derived.startswith("//third_device/torch_cuda/...:* - (")
+    assert "kind('^(hipify_sources) rule$', //third_device/torch_hip/...:*)" in derived
+    assert reach[("//third_device/torch_cuda/...", "//third_device/torch_hip/...")] == (
+        "//third_device/torch_hip/...:*"
+    )
+
+
+def test_device_suffixes_cover_the_vendor_vocabulary() -> None:
+    """Every device-source suffix torchsplit.vendors knows is refused in core."""
+    policy = load_policy(POLICY)
+    for suffixes in vendors.MOVE_SUFFIXES.values():
+        assert set(suffixes) <= set(policy.device_suffixes)
+
+
+def test_toolkits_name_known_vendors_and_existing_backends() -> None:
+    policy = load_policy(POLICY)
+    for backend, toolkit in policy.toolkits.items():
+        assert (REPO / "third_device" / backend).is_dir(), backend
+        assert set(toolkit.vendors) <= set(vendors.FAMILIES), backend
+    for backend, derived in policy.derived.items():
+        assert (REPO / "third_device" / derived.parent).is_dir(), backend
 
 
 @pytest.mark.parametrize(

@@ -124,6 +124,19 @@ def test_bazel_analyses_it_and_audit_passes_then_both_catch_an_injected_edge(
         assert main(audit) == 1
         out = capsys.readouterr().out
         assert f"//core:torch_lazy_ts cannot depend on {CUDA}framework" in out
+        # A CUDA source in a core target's srcs: refused during analysis (the aspect) and
+        # by the audit (its graph query and its BUILD-file check).
+        cu = "aten/src/ATen/native/cuda/Copy.cu"
+        anchor = 'srcs = torchsplit_srcs(torch_cpu_sources, "core")'
+        assert anchor in text
+        build.write_text(text.replace(anchor, f'{anchor} + ["//:{cu}"]', 1))
+        proc = _bazel(workspace, base, "build", "--nobuild", "//...")
+        assert proc.returncode != 0
+        assert f"//core:torch_cpu: it lists {cu} in srcs: a device source (.cu" in proc.stderr
+        assert main(audit) == 1
+        out = capsys.readouterr().out
+        assert "GRAPH [core-device-source] //core:torch_cpu: core -> a device compiler: " in out
+        assert "BUILD [core-device-source] core/BUILD.bazel:" in out
     finally:
         _bazel(workspace, base, "shutdown")
 

@@ -19,13 +19,16 @@ def pytest_test(name, srcs, deps = [], args = [], data = [], **kwargs):
       **kwargs: further py_test attributes (size, tags, env, ...).
     """
     runner = "//tools/build_defs:pytest_runner.py"
+
+    # tests/conftest.py installs the run-time layering guard from it (docs/layering.md).
+    guard = "//tools/python:layering_guard"
     py_test(
         name = name,
         srcs = srcs + [runner],
         main = runner,
         args = args + ["$(rootpath %s)" % s for s in srcs if s.endswith(".py") and s.split("/")[-1].startswith("test_")],
         data = data + [s for s in srcs if s.endswith("conftest.py")],
-        deps = deps,
+        deps = deps + ([guard] if guard not in deps else []),
         python_version = "PY3",
         srcs_version = "PY3",
         **kwargs

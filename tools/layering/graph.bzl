@@ -10,10 +10,11 @@ A genquery sees every branch and every select() key. Each guarded package gets
 
 core/BUILD.bazel calls layer_graph_test() at its end; device_backend()
 (tools/build_defs/backend.bzl) calls it for every backend. The regular
-expressions are built from tools/layering/policy.bzl (REPOSITORIES) here.
+expressions are built from tools/layering/policy.bzl (REPOSITORIES, TOOLKITS,
+DERIVED_BACKENDS) here.
 """
 
-load(":policy.bzl", "REPOSITORIES")
+load(":rules.bzl", "allowed_repositories", "derived_from")
 
 def _alternatives(names):
     return "|".join([n.replace(".", "\\\\.") for n in names])
@@ -27,12 +28,39 @@ def forbidden_regex(layer, backend = None):
 
     Returns:
       The regex: any backend (core) or any other backend (a backend), and
-      every external repository not in the layer's REPOSITORIES.
+      every external repository not among those the layer (for a backend:
+      with its own toolkit) may reach.
     """
-    repos = "^@(?!(%s)//)" % _alternatives(REPOSITORIES[layer])
+    package = "core" if layer == "core" else "third_device/" + backend
+    repos = "^@(?!(%s)//)" % _alternatives(allowed_repositories("", package))
     if layer == "core":
         return "^//third_device/|" + repos
     return "^//third_device/(?!%s[/:])|%s" % (backend, repos)
+
+def forbidden_expression(targets, layer, backend = None):
+    """Query expression: the forbidden labels `targets` reach (for a genquery).
+
+    For a derived backend (DERIVED_BACKENDS), its parent's source files that a
+    translation rule (a rule of a "via" kind) of the package reads are
+    allowed, unless another of the package's targets names them too.
+
+    Args:
+      targets: a query expression, the targets to check.
+      layer: "core" or "backend".
+      backend: for layer "backend", the backend's own directory name.
+
+    Returns:
+      The query expression.
+    """
+    found = "filter('%s', deps(%s))" % (forbidden_regex(layer, backend), targets)
+    derived = derived_from(backend) if layer == "backend" else None
+    if derived == None:
+        return found
+    parent, kinds = derived
+    translation = "kind('^(%s) rule$', %s)" % (_alternatives(kinds), targets)
+    read = "kind('source file', filter('^//third_device/%s[/:]', deps(%s, 1)))" % (parent, translation)
+    others = "deps(%s - %s, 1)" % (targets, translation)
+    return "%s - (%s - %s)" % (found, read, others)
 
 def _empty_test_impl(ctx):
     script = ctx.actions.declare_file(ctx.label.name + ".sh")
@@ -86,7 +114,7 @@ def layer_graph_test(name, layer, backend = None, exclude = []):
     targets = "set(%s)" % " ".join(["//%s:%s" % (native.package_name(), n) for n in sorted(names)])
     native.genquery(
         name = name + "_deps",
-        expression = "filter('%s', deps(%s))" % (forbidden_regex(layer, backend), targets),
+        expression = forbidden_expression(targets, layer, backend),
         scope = scope,
         testonly = True,
     )

@@ -53,15 +53,12 @@ EXEMPT = [
 ]
 
 # Visibility of the guarded layers (layer 1). A backend's targets are visible to
-# the backend itself and to the tests; the CUDA toolkit repository only to
-# backends (WORKSPACE passes toolkit_visibility; a test checks they agree).
+# the backend itself and to the tests. A toolkit repository is visible to the
+# backends whose TOOLKITS entry names it (WORKSPACE passes
+# toolkit_visibility(repository) from rules.bzl).
 BACKEND_VISIBILITY = [
     "//third_device/{backend}/...",
     "//tests/...",
-]
-
-TOOLKIT_VISIBILITY = [
-    "//third_device/...",
 ]
 
 # The positive policy: the external repositories each layer may reach (its
@@ -83,20 +80,65 @@ CORE_REPOSITORIES = [
     "rules_python",  # py_* rules (loaded by BUILD files)
 ]
 
-TOOLKIT_REPOSITORIES = [
-    "cuda_wheels",  # NVIDIA's runtime wheels (NVRTC, NCCL)
-    "local_cuda",  # the CUDA toolkit
-    "rules_cuda",  # cuda_library, the CUDA toolchain and its config settings
-]
-
-# layer (LAYERS name) -> the external repositories it may reach.
+# layer (LAYERS name) -> the external repositories every package of it may
+# reach. A backend may also reach its own toolkit (TOOLKITS below), and no
+# other backend's.
 REPOSITORIES = {
-    "backend": CORE_REPOSITORIES + TOOLKIT_REPOSITORIES,
+    "backend": CORE_REPOSITORIES,
     "core": CORE_REPOSITORIES,
 }
 
+# Each backend's own toolkit, keyed by its directory under third_device/:
+#   repositories  the external repositories it may reach beyond REPOSITORIES
+#                 (and the only backends that may see them: toolkit_visibility)
+#   vendors       the vendor families of tools/python/torchsplit/vendors.py
+#                 whose libraries, symbols, command-line tools, environment
+#                 variables and Python modules its code and artifacts may name
+# A backend with no entry (torch_emu, a new vendor's copy of it) has no
+# toolkit: it reaches core and nothing else. Granting a toolkit is a policy
+# edit, reviewed like one.
+TOOLKITS = {
+    "torch_cuda": {
+        "repositories": [
+            "cuda_wheels",  # NVIDIA's runtime wheels (NVRTC, NCCL)
+            "local_cuda",  # the CUDA toolkit
+            "rules_cuda",  # cuda_library, the CUDA toolchain and its config settings
+        ],
+        "vendors": ["cuda"],
+    },
+}
+
+# Derived backends: a backend whose device sources are produced at build time
+# by translating another backend's (e.g. HIP sources hipified from
+# torch_cuda's). Keyed by the derived backend's directory:
+#   from  the parent backend's directory
+#   via   the rule kinds (as `bazel query --output=label_kind` prints them)
+#         of the translation rules
+# A rule of a "via" kind in the derived backend may read the parent's *source
+# files*; nothing else of the derived backend may reach the parent: not its
+# targets, libraries, generated files or headers, not its Python package, not
+# its extension. Every mechanism reads this dict (docs/layering.md).
+# Example: {"torch_hip": {"from": "torch_cuda", "via": ["hipify_sources"]}}.
+DERIVED_BACKENDS = {}
+
+# Files only a device compiler builds (CUDA and HIP sources and headers,
+# device code objects): refused in the srcs/hdrs of every core target by the
+# aspect, the audit's graph query, its BUILD and source checks. Must cover
+# torchsplit.vendors' device suffixes (tests/layering/test_policy.py).
+DEVICE_SOURCE_SUFFIXES = [
+    ".cu",
+    ".cuh",
+    ".hip",
+    ".ptx",
+    ".cubin",
+    ".fatbin",
+    ".hsaco",
+]
+
 # The shared libraries core's built artifacts (libtorch_core.so, _C.so) may
 # name in DT_NEEDED: the C/C++ runtime and one another. Matched by prefix.
+# The same list bounds the -l flags core's targets link with, whoever computed
+# them (the aspect reads the effective link flags; the audit reads aquery's).
 CORE_NEEDED = [
     "ld-linux",
     "libc.so",

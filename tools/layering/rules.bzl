@@ -4,7 +4,18 @@ Pure Starlark on strings (no Bazel builtins), so that the Python audit's
 matcher is checked against this one (tests/layering/test_policy.py).
 """
 
-load(":policy.bzl", "BACKEND_VISIBILITY", "EXEMPT", "FORBIDDEN", "LAYERS", "REPOSITORIES")
+load(
+    ":policy.bzl",
+    "BACKEND_VISIBILITY",
+    "CORE_NEEDED",
+    "DERIVED_BACKENDS",
+    "DEVICE_SOURCE_SUFFIXES",
+    "EXEMPT",
+    "FORBIDDEN",
+    "LAYERS",
+    "REPOSITORIES",
+    "TOOLKITS",
+)
 
 def parse_pattern(pattern):
     """Splits "//a/{b}/..." or "@repo//a/..." into its parts.
@@ -179,17 +190,153 @@ def backend_visibility(backend):
     """
     return [visibility_of(p, backend = backend) for p in BACKEND_VISIBILITY]
 
-def allowed_repositories(repo, package):
-    """The external repositories a package may reach (policy REPOSITORIES).
+def backend_of(repo, package):
+    """The backend (directory under third_device/) a package belongs to.
 
     Args:
       repo: the repository name ("" for the main one).
       package: the package path.
 
     Returns:
-      The list of repository names of the package's layer, or None when no
-      allowlist applies (exempt packages, layers without one, other repositories).
+      The backend's directory name, or None outside third_device/<backend>/.
+    """
+    if repo or layer_of(repo, package) != "backend":
+        return None
+    return package.split("/")[1]
+
+def allowed_repositories(repo, package):
+    """The external repositories a package may reach (policy REPOSITORIES and TOOLKITS).
+
+    Args:
+      repo: the repository name ("" for the main one).
+      package: the package path.
+
+    Returns:
+      The list of repository names of the package's layer (for a backend, plus
+      its own toolkit's), or None when no allowlist applies (exempt packages,
+      layers without one, other repositories).
     """
     if repo or is_exempt(repo, package):
         return None
-    return REPOSITORIES.get(layer_of(repo, package))
+    layer = layer_of(repo, package)
+    allowed = REPOSITORIES.get(layer)
+    if allowed == None or layer != "backend":
+        return allowed
+    return allowed + toolkit_repositories(backend_of(repo, package))
+
+def toolkit_repositories(backend):
+    """The external repositories of a backend's own toolkit (policy TOOLKITS).
+
+    Args:
+      backend: the backend's directory name under third_device/.
+
+    Returns:
+      The repository names; empty for a backend without a toolkit.
+    """
+    return TOOLKITS.get(backend, {}).get("repositories", [])
+
+def toolkit_visibility(repository):
+    """Visibility of a toolkit repository's targets: the backends it belongs to.
+
+    WORKSPACE passes it to the repository rules (rules_cuda_dependencies,
+    cuda_wheels), so visibility (layer 1) enforces TOOLKITS too.
+
+    Args:
+      repository: the toolkit repository's name, e.g. "local_cuda".
+
+    Returns:
+      A list of "@//third_device/<backend>:__subpackages__" labels.
+    """
+    return [
+        "@//third_device/%s:__subpackages__" % backend
+        for backend in sorted(TOOLKITS)
+        if repository in TOOLKITS[backend].get("repositories", [])
+    ]
+
+def derived_from(backend):
+    """The parent of a derived backend and its translation rule kinds (DERIVED_BACKENDS).
+
+    Args:
+      backend: a backend's directory name under third_device/.
+
+    Returns:
+      [parent, [rule kinds]], or None for a backend derived from no other.
+    """
+    entry = DERIVED_BACKENDS.get(backend)
+    if entry == None:
+        return None
+    return [entry["from"], entry["via"]]
+
+def is_translation_read(repo, package, kind, dep_repo, dep_package, dep_is_source):
+    """Whether an edge is a derived backend's translation rule reading its parent's source.
+
+    Args:
+      repo: repository of the depending target.
+      package: package of the depending target.
+      kind: rule kind of the depending target (e.g. "hipify_sources").
+      dep_repo: repository of the dependency.
+      dep_package: package of the dependency.
+      dep_is_source: whether the dependency is a source file (not a rule, not
+        a generated file).
+
+    Returns:
+      True only for a source file of the parent, read by a rule of a "via" kind.
+    """
+    derived = derived_from(backend_of(repo, package))
+    if derived == None or not dep_is_source or dep_repo:
+        return False
+    parent, kinds = derived
+    return kind in kinds and backend_of(dep_repo, dep_package) == parent
+
+def device_source(path):
+    """Whether a file is a device source or object (policy DEVICE_SOURCE_SUFFIXES).
+
+    Args:
+      path: a file path or label name.
+
+    Returns:
+      The matching suffix, or None.
+    """
+    for suffix in DEVICE_SOURCE_SUFFIXES:
+        if path.endswith(suffix):
+            return suffix
+    return None
+
+def link_flag_library(flag):
+    """The shared library a link flag asks for: "-lm" -> "libm.so", "-l:libx.so.1" -> itself.
+
+    Args:
+      flag: one link flag; "-Wl,a,b" is read part by part by the caller.
+
+    Returns:
+      The library file name, or None for a flag that names no library.
+    """
+    if not flag.startswith("-l") or len(flag) < 3:
+        return None
+    name = flag[2:]
+    if name.startswith(":"):
+        return name[1:]
+    return "lib%s.so" % name
+
+def core_may_link(flag):
+    """Whether core may pass this link flag (its -l libraries: policy CORE_NEEDED).
+
+    Args:
+      flag: one link flag, as a target's linkopts or a dependency's
+        user_link_flags give it.
+
+    Returns:
+      The offending library file name, or None when the flag is allowed.
+    """
+    parts = flag[len("-Wl,"):].split(",") if flag.startswith("-Wl,") else [flag]
+    for part in parts:
+        library = link_flag_library(part)
+        if library == None:
+            continue
+        allowed = False
+        for prefix in CORE_NEEDED:
+            if library.startswith(prefix):
+                allowed = True
+        if not allowed:
+            return library
+    return None

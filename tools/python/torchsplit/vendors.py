@@ -308,3 +308,125 @@ def source_substrings() -> tuple[str, ...]:
     for vendor in VENDORS:
         subs.update(lib.lower() for lib in vendor.libraries)
     return tuple(sorted(subs))
+
+
+# --- Process and environment vocabulary (the layering checks) ---------------------------
+#
+# Couplings with no build edge and no library: running a vendor's command-line tool and
+# reading a vendor's environment variable. The audit's source checks (Python and C/C++),
+# its artifact check (.rodata strings) and the run-time guard (subprocess and environment
+# hooks) flag them in core, and in a backend whose toolkit is not that family's
+# (tools/layering/policy.bzl TOOLKITS). docs/layering.md lists what each catches.
+
+# Executables a vendor's toolkit or driver installs, by their file name.
+VENDOR_TOOLS: dict[str, tuple[str, ...]] = {
+    "cuda": (
+        "nvidia-smi",
+        "nvidia-debugdump",
+        "nvidia-persistenced",
+        "nvidia-cuda-mps-control",
+        "nvidia-modprobe",
+        "nvcc",
+        "ptxas",
+        "nvlink",
+        "fatbinary",
+        "cudafe++",
+        "cuobjdump",
+        "nvdisasm",
+        "cu++filt",
+        "cuda-gdb",
+        "compute-sanitizer",
+        "nsys",
+        "ncu",
+        "nvprof",
+    ),
+    "rocm": (
+        "rocm-smi",
+        "amd-smi",
+        "rocminfo",
+        "rocm_agent_enumerator",
+        "hipcc",
+        "hipconfig",
+        "hipify-perl",
+        "hipify-clang",
+        "rocprof",
+        "rocprofv2",
+        "rocgdb",
+        "roc-obj-ls",
+        "roc-obj-extract",
+    ),
+}
+
+# Environment variables a vendor's runtime, driver, libraries or container toolkit read:
+# a name that starts with one of the prefixes (NVIDIA_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES,
+# HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES), has one of the words as a "_"-separated piece
+# (TORCH_CUDA_ARCH_LIST, PYTORCH_HIP_ALLOC_CONF), or is one of the names.
+VENDOR_ENV_PREFIXES: dict[str, tuple[str, ...]] = {
+    "cuda": (
+        "CUDA_",
+        "CUDNN_",
+        "CUBLAS_",
+        "CUBLASLT_",
+        "CUFFT_",
+        "CURAND_",
+        "CUSPARSE_",
+        "CUSOLVER_",
+        "CUPTI_",
+        "NCCL_",
+        "NVIDIA_",
+        "NVCC_",
+        "NVRTC_",
+        "NVSHMEM_",
+        "NVTX_",
+        "__NV_",
+    ),
+    "rocm": (
+        "HIP_",
+        "HIPCC_",
+        "HIPBLASLT_",
+        "ROCR_",
+        "ROCM_",
+        "ROCBLAS_",
+        "HSA_",
+        "HCC_",
+        "AMD_",
+        "RCCL_",
+        "MIOPEN_",
+    ),
+}
+VENDOR_ENV_WORDS: dict[str, tuple[str, ...]] = {
+    "cuda": ("CUDA", "CUDNN", "CUBLAS", "NCCL", "NVML", "NVRTC", "NVIDIA", "NVTX", "CUPTI"),
+    "rocm": ("HIP", "ROCM", "ROCR", "RCCL", "MIOPEN", "HSA", "ROCBLAS"),
+}
+VENDOR_ENV_NAMES: dict[str, tuple[str, ...]] = {
+    "cuda": (),
+    "rocm": ("GPU_DEVICE_ORDINAL", "GPU_MAX_HW_QUEUES"),
+}
+
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+_TOOL_FAMILY = {tool: family for family, tools in VENDOR_TOOLS.items() for tool in tools}
+
+
+def env_family(name: str) -> str | None:
+    """The family whose environment variable ``name`` is (``NVIDIA_VISIBLE_DEVICES`` ->
+    "cuda"); None for anything that is not an environment variable's name."""
+    if not _ENV_NAME.match(name) or "_" not in name.strip("_"):
+        return None
+    pieces = set(name.split("_"))
+    for family in VENDOR_ENV_PREFIXES:
+        if name.startswith(VENDOR_ENV_PREFIXES[family]) or name in VENDOR_ENV_NAMES[family]:
+            return family
+        if pieces.intersection(VENDOR_ENV_WORDS[family]):
+            return family
+    return None
+
+
+def tool_family(command: str) -> tuple[str, str] | None:
+    """``(family, tool)`` when a command line (or its argv[0]) runs a vendor's tool:
+    ``"nvidia-smi -L"``, ``"/usr/bin/rocm-smi"`` -> ("cuda", "nvidia-smi"), ("rocm", ...)."""
+    words = command.split()
+    if not words:
+        return None
+    tool = words[0].rsplit("/", 1)[-1].removesuffix(".exe")
+    family = _TOOL_FAMILY.get(tool)
+    return (family, tool) if family else None

@@ -1,67 +1,104 @@
-"""The audit's artifact check: what the build *produced* for core and each backend.
+"""The audit's artifact check: what the current build *produced* for core and each backend.
 
-For every ELF shared object or executable Bazel built under a core package
-(libtorch_core.so, _C.so, any future binary):
+The artifacts are the outputs of the CppLink actions of core's and every backend's
+targets in the current configuration's action graph (actions.py, ``bazel aquery``): a
+library left under bazel-bin by an earlier build (a target since removed, another
+configuration) is never read. For each ELF shared object or executable among them:
 
-* each DT_NEEDED entry must match the policy's CORE_NEEDED allowlist (prefixes);
-* no undefined dynamic symbol belongs to a vendor API (cuda*, cu[A-Z]*, nvrtc*,
-  nccl*, nvml*, hip*...: torchsplit.vendors);
-* no string in .rodata names a vendor library or toolkit path (a dlopen("libcu"
-  "dart.so.13") ends up there whatever the source spelling).
+* core: each DT_NEEDED entry must match the policy's CORE_NEEDED allowlist (prefixes); no
+  undefined dynamic symbol belongs to a vendor API (cuda*, cu[A-Z]*, nvrtc*, nccl*,
+  nvml*, hip*...: torchsplit.vendors); no string in .rodata names a vendor library or
+  toolkit path, a vendor command-line tool or environment variable, or a backend (a
+  dlopen("libcu" "dart.so.13") ends up there whatever the source spelling);
+* a backend: no DT_NEEDED entry, undefined symbol or .rodata string names another
+  backend (its directory, package or extension: ``_EMUC.so``) or a vendor that is not
+  its toolkit's (policy TOOLKITS).
 
-For a backend's artifacts: no DT_NEEDED entry or .rodata string names another
-backend. Artifacts not built yet are skipped (the audit says how many it read).
+An output not built yet is skipped (the audit says how many it read).
 """
 
 from __future__ import annotations
 
-import os
+import mmap
 import re
 import struct
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
 from torchsplit import vendors
+from torchsplit.audit.actions import Output
 from torchsplit.audit.findings import Finding
+from torchsplit.audit.layers import Break, Layer, Layers
 from torchsplit.audit.policy import Policy
 
-_STRINGS = re.compile(rb"[\x20-\x7e]{5,}")
-_ELF_MAGIC = b"\x7fELF"
+_STRINGS = re.compile(rb"[\x20-\x7e]{4,}")
+_ELF64_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
+_ELF64_SECTION = struct.Struct("<IIQQQQIIQQ")
+_SHT_DYNAMIC, _SHT_DYNSYM, _DT_NEEDED = 6, 11, 1
+_ET_EXEC, _ET_DYN = 2, 3
 
 
-def _artifacts(base: Path) -> list[Path]:
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d != "_objs" and not d.endswith(".runfiles")]
-        for name in filenames:
-            path = Path(dirpath) / name
-            if name.endswith((".params", ".o", ".a", ".lo", ".sh", ".py")) or not path.is_file():
-                continue
-            with open(path, "rb") as f:
-                if f.read(4) == _ELF_MAGIC:
-                    out.append(path)
-    return sorted(out)
-
-
-def _undefined(section: SymbolTableSection, elf: ELFFile) -> list[str]:
-    """Names of the undefined symbols of .dynsym, read straight from the table (pyelftools'
-    per-symbol objects cost seconds on libtorch_core.so's exports)."""
-    if elf.elfclass != 64 or not elf.little_endian:
-        return [s.name for s in section.iter_symbols() if s.name and s["st_shndx"] == "SHN_UNDEF"]
-    names = section.stringtable.data()
-    out = []
-    for st_name, st_shndx in struct.iter_unpack("<I2xH16x", section.data()):
-        if st_shndx == 0 and st_name:
-            out.append(names[st_name : names.index(b"\0", st_name)].decode("ascii", "replace"))
-    return out
+def _cstring(table: bytes, offset: int) -> str:
+    return table[offset : table.index(b"\0", offset)].decode("ascii", "replace")
 
 
 def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
-    """(DT_NEEDED entries, undefined dynamic symbols, .rodata strings) of an ELF file."""
+    """(DT_NEEDED entries, undefined dynamic symbols, .rodata strings) of an ELF file.
+
+    64-bit little-endian files (every target this project builds for) are read with
+    ``struct`` straight from the section headers: pyelftools' objects cost most of the
+    audit's warm time. Anything else goes through pyelftools."""
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            if data[:4] != b"\x7fELF":
+                return None
+            if data[4] != 2 or data[5] != 1:
+                return _read_with_pyelftools(path)
+            header = _ELF64_HEADER.unpack_from(data)
+            e_type, e_shoff, e_shentsize, e_shnum, e_shstrndx = (
+                header[1], header[6], header[11], header[12], header[13]
+            )  # fmt: skip
+            if e_type not in (_ET_EXEC, _ET_DYN):
+                return None
+            if e_shnum == 0 or e_shstrndx >= e_shnum:  # extended numbering
+                return _read_with_pyelftools(path)
+            sections = [
+                _ELF64_SECTION.unpack_from(data, e_shoff + i * e_shentsize) for i in range(e_shnum)
+            ]
+
+            def body(index: int) -> bytes:
+                section = sections[index]
+                return data[section[4] : section[4] + section[5]]
+
+            names = body(e_shstrndx)
+            needed: list[str] = []
+            undefined: list[str] = []
+            rodata = b""
+            for index, section in enumerate(sections):
+                name, kind, link = _cstring(names, section[0]), section[1], section[6]
+                if kind == _SHT_DYNAMIC:
+                    strings = body(link)
+                    for tag, value in struct.iter_unpack("<qQ", body(index)):
+                        if tag == _DT_NEEDED:
+                            needed.append(_cstring(strings, value))
+                elif kind == _SHT_DYNSYM:
+                    strings = body(link)
+                    for st_name, st_shndx in struct.iter_unpack("<I2xH16x", body(index)):
+                        if st_shndx == 0 and st_name:
+                            undefined.append(_cstring(strings, st_name))
+                elif name == ".rodata":
+                    rodata = body(index)
+    except (OSError, ValueError, struct.error, IndexError):
+        return None
+    strings = [m.group(0).decode("ascii") for m in _STRINGS.finditer(rodata)]
+    return needed, undefined, strings
+
+
+def _read_with_pyelftools(path: Path) -> tuple[list[str], list[str], list[str]] | None:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
@@ -75,7 +112,10 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
                         t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED"
                     ]
                 elif isinstance(section, SymbolTableSection) and section.name == ".dynsym":
-                    undefined += _undefined(section, elf)
+                    undefined += [
+                        s.name for s in section.iter_symbols()
+                        if s.name and s["st_shndx"] == "SHN_UNDEF"
+                    ]  # fmt: skip
             rodata = elf.get_section_by_name(".rodata")
             data = rodata.data() if rodata is not None else b""
     except (ELFError, OSError):
@@ -84,85 +124,115 @@ def _read(path: Path) -> tuple[list[str], list[str], list[str]] | None:
     return needed, undefined, strings
 
 
-def _mangled(package: str) -> str:
-    """A package as Bazel spells it in solib names (third_device/x_y -> third_Udevice_Sx_Uy)."""
-    return package.replace("_", "_U").replace("/", "_S")
-
-
 def check_artifacts(
-    bin_dir: Path,
-    workspace: Path,
+    outputs: list[Output],
+    layers: Layers,
     policy: Policy,
-    packages: list[str],
     newer_than: float | None = None,
 ) -> tuple[list[Finding], int]:
-    """Findings over the artifacts built for the guarded layers, and how many files were read
-    (only those modified after ``newer_than``, a time.time(), when given)."""
+    """Findings over ``outputs`` (the link outputs of the action graph) and how many were
+    read (only those modified after ``newer_than``, a time.time(), when given)."""
     findings: list[Finding] = []
     read = 0
-    layers = {p: policy.layer_of("", p) for p in packages if not policy.is_exempt("", p)}
-    backends = sorted({p.split("/")[1] for p, layer in layers.items() if layer == "backend"})
-    roots = sorted({p.split("/")[0] for p, layer in layers.items() if layer == "core"})
-    roots += [f"third_device/{b}" for b in backends]
-    for top in roots:
-        backend = top.split("/")[1] if top.startswith("third_device/") else None
-        others = [b for b in backends if b != backend]
-        for path in _artifacts(bin_dir / top):
-            if newer_than is not None and path.stat().st_mtime < newer_than:
-                continue
-            got = _read(path)
-            if got is None:
-                continue
-            read += 1
-            rel = f"bazel-bin/{path.relative_to(bin_dir).as_posix()}"
-            needed, undefined, strings = got
-            if backend is None:
-                findings += _core(rel, needed, undefined, strings, policy)
-            else:
-                findings += _backend(rel, needed, strings, others)
+    candidates = _candidates(layers)
+    for output in outputs:
+        layer = layers.layer(output.package + "/BUILD")
+        if layer is None or not output.file.is_file():
+            continue
+        if newer_than is not None and output.file.stat().st_mtime < newer_than:
+            continue
+        got = _read(output.file)
+        if got is None:
+            continue
+        read += 1
+        findings += _check(output.path, layer, layers, policy, candidates, *got)
     return findings, read
 
 
-def _core(
-    rel: str, needed: list[str], undefined: list[str], strings: list[str], policy: Policy
+def _check(
+    rel: str,
+    layer: Layer,
+    layers: Layers,
+    policy: Policy,
+    candidates: re.Pattern[str],
+    needed: list[str],
+    undefined: list[str],
+    strings: list[str],
 ) -> list[Finding]:
     out: list[Finding] = []
+
+    def add(why: Break, message: str) -> None:
+        out.append(Finding("ARTIFACT", why.rule, rel, 0, message, why.pair))
+
+    but = layer.name if layer.kind == "backend" else None
     for entry in needed:
-        if not any(entry.startswith(p) for p in policy.core_needed):
-            family = vendors.library_family(entry)
-            what = f"a {family} vendor library" if family else "not in the policy's CORE_NEEDED"
-            out.append(Finding("ARTIFACT", "CORE_NEEDED", rel, 0, f"NEEDED {entry}: {what}"))
-    vendor_symbols = sorted(s for s in undefined if vendors.symbol_family(s))
-    if vendor_symbols:
-        shown = ", ".join(vendor_symbols[:5]) + (" ..." if len(vendor_symbols) > 5 else "")
-        out.append(
-            Finding("ARTIFACT", "core-to-toolkit", rel, 0,
-                    f"{len(vendor_symbols)} undefined vendor symbol(s): {shown}")
-        )  # fmt: skip
+        family = vendors.library_family(entry)
+        why = layer.vendor_break(family) if family else None
+        if why:
+            add(why, f"NEEDED {entry}: a {family} vendor library")
+            continue
+        for backend, name in layers.backends_named_in(entry, but=but):
+            hit = layer.backend_break(backend)
+            if hit:
+                add(hit, f"NEEDED {entry}: a library of {backend} ({name})")
+                break
+        else:
+            if layer.kind == "core" and not any(entry.startswith(p) for p in policy.core_needed):
+                out.append(
+                    Finding("ARTIFACT", "CORE_NEEDED", rel, 0,
+                            f"NEEDED {entry}: not in the policy's CORE_NEEDED", "core -> a library")
+                )  # fmt: skip
+    by_family: dict[str, list[str]] = {}
+    for symbol in undefined:
+        family = vendors.symbol_family(symbol)
+        if family and layer.vendor_break(family):
+            by_family.setdefault(family, []).append(symbol)
+    for family, symbols in sorted(by_family.items()):
+        symbols.sort()
+        shown = ", ".join(symbols[:5]) + (" ..." if len(symbols) > 5 else "")
+        why = layer.vendor_break(family)
+        if why:
+            add(why, f"{len(symbols)} undefined {family} vendor symbol(s): {shown}")
     for text in sorted(set(strings)):
-        family = vendors.library_family(text) or vendors.toolkit_path_family(text)
-        if family:
-            out.append(
-                Finding("ARTIFACT", "core-to-toolkit", rel, 0,
-                        f".rodata names a {family} library or path: {text!r}")
-            )  # fmt: skip
+        if not candidates.search(text):
+            continue  # names no vendor and no backend (almost every string)
+        message = _string(text, layer, layers, but)
+        if message:
+            add(message[0], message[1])
     return out
 
 
-def _backend(rel: str, needed: list[str], strings: list[str], others: list[str]) -> list[Finding]:
-    out: list[Finding] = []
-    for other in others:
-        marks = (other, _mangled(f"third_device/{other}"))
-        for entry in needed:
-            if any(m in entry for m in marks):
-                out.append(
-                    Finding("ARTIFACT", "backend-to-backend", rel, 0,
-                            f"NEEDED {entry}: a library of {other}")
-                )  # fmt: skip
-        for text in sorted(set(strings)):
-            if re.search(rf"\b{re.escape(other)}\b|{re.escape(marks[1])}", text):
-                out.append(
-                    Finding("ARTIFACT", "backend-to-backend", rel, 0,
-                            f".rodata names backend {other}: {text!r}")
-                )  # fmt: skip
-    return out
+def _candidates(layers: Layers) -> re.Pattern[str]:
+    """A prefilter: every string _string() reports contains one of these words."""
+    words: set[str] = set()
+    for vendor in vendors.VENDORS:
+        words.update(f"lib{name}" for name in vendor.libraries)
+        words.update(vendor.toolkit_paths)
+    for table in (vendors.VENDOR_TOOLS, vendors.VENDOR_ENV_PREFIXES):
+        words.update(w for values in table.values() for w in values)
+    for table in (vendors.VENDOR_ENV_WORDS, vendors.VENDOR_ENV_NAMES):
+        words.update(w for values in table.values() for w in values)
+    for backend in layers.backends.values():
+        words.update((*backend.names, backend.mangled))
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _string(text: str, layer: Layer, layers: Layers, but: str | None) -> tuple[Break, str] | None:
+    """A .rodata string naming another layer: (what it breaks, message)."""
+    family = vendors.library_family(text) or vendors.toolkit_path_family(text)
+    why = layer.vendor_break(family) if family else None
+    if why:
+        return why, f".rodata names a {family} library or path: {text!r}"
+    family = vendors.env_family(text)
+    why = layer.vendor_break(family) if family else None
+    if why:
+        return why, f".rodata names a {family} environment variable: {text!r}"
+    tool = vendors.tool_family(text)
+    why = layer.vendor_break(tool[0]) if tool else None
+    if why and tool and (text == tool[1] or text.startswith(tool[1] + " ")):
+        return why, f".rodata names {tool[1]}, a {tool[0]} command-line tool: {text!r}"
+    for backend, name in layers.backends_named_in(text, but=but):
+        why = layer.backend_break(backend)
+        if why:
+            return why, f".rodata names {name}, of backend {backend}: {text!r}"
+    return None

@@ -9,9 +9,11 @@ over the packages that exist), the audit asks Bazel:
   see is an edge visibility no longer stops);
 
 and, for the header layer, runs the coupling scanner (torchsplit.scan.scanner) over the
-source directories of F. The clean case costs four Bazel calls (the package
-listing, query, cquery, visible()); each violation
-then gets one ``--output=xml`` query for its path and one cquery.
+source directories of F. Each layer's external repositories and core's device sources
+(.cu in srcs) are graph queries too. The clean case costs two Bazel calls: one query
+(the union of all of these) and one aquery (the compile and link actions of core and
+every backend: their effective flags, and the outputs the artifact check reads); each
+violation then gets one ``--output=xml`` query for its path and one cquery.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from torchsplit.audit import actions as action_graph
 from torchsplit.audit.findings import Finding
+from torchsplit.audit.layers import Layers
 from torchsplit.audit.policy import Pair, Pattern, Policy, expand
 from torchsplit.audit.sources import check_sources
 from torchsplit.bazel_run import Bazel, BazelFailed, error_lines
@@ -122,6 +126,7 @@ class AuditResult:
     repositories: list[Violation] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     artifacts_read: int = 0
+    artifacts_missing: int = 0  # link outputs of the action graph not built yet
     bazel_calls: int = 0
     seconds: float = 0.0
 
@@ -151,8 +156,9 @@ class AuditResult:
             f"torchsplit audit: {len(self.violations)} dependency violation(s), "
             f"{len(self.repositories)} repository violation(s), "
             f"{len(self.visibility)} visibility leak(s), {len(self.headers)} header "
-            f"violation(s), {len(self.findings)} source/BUILD/artifact finding(s) "
-            f"({self.artifacts_read} artifact(s) read); {len(self.pairs)} forbidden pair(s) "
+            f"violation(s), {len(self.findings)} graph/source/BUILD/flags/artifact finding(s) "
+            f"({self.artifacts_read} artifact(s) of this build read, "
+            f"{self.artifacts_missing} not built); {len(self.pairs)} forbidden pair(s) "
             "checked with "
             f"{self.bazel_calls} Bazel call(s) in {self.seconds:.2f}s (policy {self.policy})"
         )
@@ -214,6 +220,7 @@ class Auditor:
         headers: bool = True,
         sources: bool = True,
         artifacts: bool = True,
+        flags: bool = True,
     ) -> None:
         self.policy = policy
         self.bazel = bazel
@@ -221,30 +228,48 @@ class Auditor:
         self.headers = headers
         self.sources = sources
         self.artifacts = artifacts
+        self.flags = flags
+        # The compile and link actions of the audited configuration (after run()).
+        self.actions: list[action_graph.Action] = []
+        self.layers: Layers | None = None
+        self.packages: list[str] = []
 
     def run(self) -> AuditResult:
         start = time.monotonic()
         calls = self.bazel.calls
-        packages = self._packages()
+        packages = self.packages = self._packages()
         pairs = expand(self.policy, packages)
+        self.layers = Layers.of(self.bazel.workspace, self.policy, packages)
         result = AuditResult(policy=self.policy.path)
         result.pairs = [
             {"rule": p.rule.name, "from": p.source, "to": p.target, "query": self._somepath(p)}
             for p in pairs
         ]
         layers = self._repository_layers(packages)
-        # The clean case is one query: every part at once. It runs in the background
-        # while the file checks below use the CPU.
+        device = self._device_sources_expr(packages)
+        # The clean case is one query: every part at once, then one aquery. They run in
+        # the background (one Bazel server: one after the other) while the file checks
+        # below use the CPU.
         parts = [self._somepath(p) for p in pairs] + self._visible_exprs(pairs)
         parts += [expr for _, expr in layers]
+        parts += [device] if device else []
+        need_actions = self.flags or self.artifacts
         with ThreadPoolExecutor(max_workers=1) as pool:
             union = pool.submit(self.bazel.lines, "query", _union(parts)) if parts else None
+            graph = pool.submit(self._actions) if need_actions else None
             self._files(pairs, packages, result)
             found = union.result() if union else []
+            self.actions = graph.result() if graph else []
+        if self.flags:
+            result.findings += action_graph.check_flags(self.actions, self.layers, self.policy)
+        if self.artifacts:
+            self._artifacts(result)
         if found:
             self._dependencies(pairs, result)
             self._visibility(pairs, result)
             self._repositories(layers, result)
+            if device:
+                self._device_sources(device, packages, result)
         # Else clean: the configured graph is a subset of the unconfigured one, and
         # every build's aspect checks the configured graph anyway.
         result.bazel_calls = self.bazel.calls - calls
@@ -252,18 +277,81 @@ class Auditor:
         return result
 
     def _files(self, pairs: list[Pair], packages: list[str], result: AuditResult) -> None:
-        """The checks that read files, not the Bazel graph: includes, sources, artifacts."""
+        """The checks that read source files, not the Bazel graph: includes, sources."""
         if self.headers:
             self._headers(pairs, result)
         if self.sources:
             result.findings += check_sources(self.bazel.workspace, self.policy, packages)
-        if self.artifacts:
-            from torchsplit.audit.artifacts import check_artifacts
 
-            found, result.artifacts_read = check_artifacts(
-                self.bazel.workspace / "bazel-bin", self.bazel.workspace, self.policy, packages
-            )
-            result.findings += found
+    # -- the action graph (aquery): effective flags, this build's artifacts -------------
+    def _actions(self) -> list[action_graph.Action]:
+        assert self.layers is not None
+        expr = action_graph.expression(self.layers)
+        text = self._configured_run("aquery", expr, "--output=jsonproto")
+        return action_graph.parse(text)
+
+    def execroot(self) -> Path:
+        """Where the action graph's bazel-out/ paths are: the workspace's bazel-out link,
+        else `bazel info execution_root` (a build with --symlink_prefix has no link)."""
+        root = self.bazel.workspace
+        if (root / "bazel-out").exists():
+            return root
+        return Path(self.bazel.lines("info", "execution_root", *self.cquery_flags)[0])
+
+    def _artifacts(self, result: AuditResult, newer_than: float | None = None) -> None:
+        from torchsplit.audit.artifacts import check_artifacts
+
+        assert self.layers is not None
+        outputs = action_graph.link_outputs(self.actions, self.execroot())
+        found, result.artifacts_read = check_artifacts(
+            outputs, self.layers, self.policy, newer_than=newer_than
+        )
+        result.artifacts_missing = sum(1 for o in outputs if not o.file.is_file())
+        result.findings += found
+
+    def artifact_findings(self, newer_than: float | None = None) -> AuditResult:
+        """The artifact check alone, over the actions of the last run() (for the mutation
+        harness, which rebuilds between the audit and this check)."""
+        result = AuditResult(policy=self.policy.path)
+        self._artifacts(result, newer_than)
+        return result
+
+    # -- core's device sources (a graph query) -------------------------------------------
+    def _core_targets(self, packages: list[str]) -> str:
+        mine = [
+            p
+            for p in packages
+            if self.policy.layer_of("", p) == "core" and not self.policy.is_exempt("", p)
+        ]
+        return " + ".join(f"//{p}:all" for p in mine)
+
+    def _device_sources_expr(self, packages: list[str]) -> str:
+        """The device sources (.cu...) named in the srcs/hdrs of core's targets."""
+        targets = self._core_targets(packages)
+        if not targets or not self.policy.device_suffixes:
+            return ""
+        alternatives = "|".join(re.escape(s.lstrip(".")) for s in self.policy.device_suffixes)
+        named = " + ".join(f"labels({a}, {targets})" for a in ("srcs", "hdrs", "textual_hdrs"))
+        return f"filter('\\.({alternatives})$', {named})"
+
+    def _device_sources(self, expr: str, packages: list[str], result: AuditResult) -> None:
+        files = self.bazel.lines("query", expr)
+        targets = self._core_targets(packages)
+        for file in files:
+            users = self.bazel.lines("query", f"rdeps({targets}, {file}, 1) - {file}")
+            for user in users or ["a core target"]:
+                result.findings.append(
+                    Finding(
+                        "GRAPH",
+                        "core-device-source",
+                        user,
+                        0,
+                        f"lists {file}, a device source (DEVICE_SOURCE_SUFFIXES): core compiles "
+                        "for the CPU only; see bazel query "
+                        f"'rdeps({self._core_targets(packages)}, {file}, 1)'",
+                        "core -> a device compiler",
+                    )
+                )
 
     def _packages(self) -> list[str]:
         """The main repository's packages, from the file system (as `query //... --output=package`
@@ -293,16 +381,18 @@ class Auditor:
         return sorted(out)
 
     def _repository_layers(self, packages: list[str]) -> list[tuple[str, str]]:
-        """(layer, query of the forbidden repositories its targets and BUILD files reach)."""
-        out = []
-        for layer, allowed in sorted(self.policy.repositories.items()):
-            mine = [
-                p
-                for p in packages
-                if self.policy.layer_of("", p) == layer and not self.policy.is_exempt("", p)
-            ]
-            if not mine:
+        """(layer, query of the forbidden repositories its targets and BUILD files reach):
+        core, and each backend with its own toolkit (policy REPOSITORIES, TOOLKITS)."""
+        groups: dict[str, list[str]] = {}
+        for p in packages:
+            if self.policy.allowed_repositories(p) is None:
                 continue
+            backend = self.policy.backend_of(p)
+            name = f"backend {backend}" if backend else self.policy.layer_of("", p)
+            groups.setdefault(name, []).append(p)
+        out = []
+        for layer, mine in sorted(groups.items()):
+            allowed = self.policy.allowed_repositories(mine[0]) or []
             targets = " + ".join(f"//{p}:all" for p in mine)
             regex = "^@(?!(" + "|".join(re.escape(r) for r in sorted(allowed)) + ")//)"
             out.append((layer, f"filter('{regex}', deps({targets}) + buildfiles({targets}))"))
@@ -328,7 +418,7 @@ class Auditor:
                     Violation(
                         rule="repositories",
                         why=f"@{repo} is not among the repositories {layer} may reach "
-                        "(REPOSITORIES in tools/layering/policy.bzl)",
+                        "(REPOSITORIES and TOOLKITS in tools/layering/policy.bzl)",
                         source=path[0] if path else f"a {layer} BUILD file (it loads {labels[0]})",
                         target=path[-1] if path else labels[0],
                         path=[Hop(x, "", "") for x in path] or [Hop(labels[0], "", "")],
@@ -338,18 +428,18 @@ class Auditor:
 
     @staticmethod
     def _somepath(pair: Pair) -> str:
-        return f"somepath({pair.source}, {pair.target})"
+        return f"somepath({pair.source}, {pair.reach or pair.target})"
 
-    def _cquery(self, expr: str) -> list[str]:
-        """cquery analyses like a build: the layering aspect (attached to every build in
-        .bazelrc) fails exactly where a violation is, and a visibility error drops the
-        target from the configured graph. So keep going, accept the aspect's errors and,
-        on a visibility error, ask again with --nocheck_visibility. Any other error is
+    def _configured_run(self, command: str, expr: str, *extra: str) -> str:
+        """cquery and aquery analyse like a build: the layering aspect (attached to every
+        build in .bazelrc) fails exactly where a violation is, and a visibility error drops
+        the target from the configured graph. So keep going, accept the aspect's errors
+        and, on a visibility error, ask again with --nocheck_visibility. Any other error is
         Bazel failing."""
-        flags = ["--keep_going", *self.cquery_flags]
-        proc = self.bazel.run("cquery", expr, *flags, check=False)
+        flags = ["--keep_going", *self.cquery_flags, *extra]
+        proc = self.bazel.run(command, expr, *flags, check=False)
         if proc.returncode != 0 and _VISIBILITY_ERROR.search(proc.stderr):
-            proc = self.bazel.run("cquery", expr, *flags, "--nocheck_visibility", check=False)
+            proc = self.bazel.run(command, expr, *flags, "--nocheck_visibility", check=False)
         if proc.returncode != 0:
             other = [
                 line
@@ -358,9 +448,13 @@ class Auditor:
             ]
             if other:
                 raise BazelFailed(
-                    f"`bazel cquery {expr}` exited {proc.returncode}:\n{error_lines(proc.stderr)}"
+                    f"`bazel {command} {expr}` exited {proc.returncode}:\n"
+                    f"{error_lines(proc.stderr)}"
                 )
-        return [line for line in proc.stdout.splitlines() if line.strip()]
+        return proc.stdout
+
+    def _cquery(self, expr: str) -> list[str]:
+        return [line for line in self._configured_run("cquery", expr).splitlines() if line.strip()]
 
     @staticmethod
     def _configured(pair: Pair) -> str:
@@ -368,7 +462,7 @@ class Auditor:
         that to-set becomes the repository's targets in the from-set's configured closure."""
         target = Pattern.parse(pair.target)
         if not target.repo:
-            return f"somepath({pair.source}, {pair.target})"
+            return f"somepath({pair.source}, {pair.reach or pair.target})"
         prefix = "/".join(target.parts)
         regex = f"^@{target.repo}//{prefix}"
         return f"somepath({pair.source}, filter('{regex}', deps({pair.source})))"
@@ -387,7 +481,7 @@ class Auditor:
     def _explain(self, pair: Pair) -> list[Violation]:
         """Each from-target that reaches the to-set without passing another one, with its path."""
         text = self.bazel.run(
-            "query", f"allpaths({pair.source}, {pair.target})", "--output=xml"
+            "query", f"allpaths({pair.source}, {pair.reach or pair.target})", "--output=xml"
         ).stdout
         nodes = _parse_xml(text, self.bazel.workspace)
         if not nodes:
@@ -532,3 +626,30 @@ class Auditor:
                     result.headers.append(
                         HeaderFinding(pair.rule.name, f.path, f.line, message, f.text)
                     )
+        self._vendor_headers(scanned, result)
+
+    def _vendor_headers(self, scanned: dict, result: AuditResult) -> None:  # type: ignore[type-arg]
+        """A backend including a vendor SDK header of a toolkit that is not its own
+        (torch_emu including <cuda_runtime.h>): the scanner's cuda-include, per family."""
+        root = self.bazel.workspace
+        packages = self.packages
+        for backend in sorted({b for p in packages if (b := self.policy.backend_of(p))}):
+            mine = tuple(str(root / p) for p in packages if self.policy.backend_of(p) == backend)
+            if mine not in scanned:
+                scanned[mine], _ = scan_paths(list(mine), base=str(root), jobs=1)
+            own = self.policy.vendors_of("backend", backend)
+            for f in scanned[mine]:
+                if f.category != "cuda-include" or set(f.families) & set(own):
+                    continue
+                m = _INCLUDE.search(f.text)
+                family = "/".join(f.families)
+                result.headers.append(
+                    HeaderFinding(
+                        "TOOLKITS",
+                        f.path,
+                        f.line,
+                        f"{backend} -> {family} toolkit (not its own): includes "
+                        f"<{m.group(1) if m else f.text}>, a {family} SDK header",
+                        f.text,
+                    )
+                )

@@ -31,14 +31,19 @@ def append(root: Path, rel: str, text: str) -> None:
     path.write_text(path.read_text() + text)
 
 
+def _device_cpp_function(root: Path, header: str, comment: str, function: str) -> None:
+    """Adds an #include and a function to core/c10/core/Device.cpp."""
+    edit(root, _DEVICE_CPP, "#include <charconv>\n", f"#include <charconv>\n#include <{header}>\n")
+    append(root, _DEVICE_CPP, f"\nnamespace c10 {{\n// {comment}\n{function}}}  // namespace c10\n")
+
+
 def dlopen_split_literal(root: Path) -> None:
-    edit(root, _DEVICE_CPP, "#include <charconv>\n", "#include <charconv>\n#include <dlfcn.h>\n")
-    append(
+    _device_cpp_function(
         root,
-        _DEVICE_CPP,
-        "\nnamespace c10 {\n// Optional accelerator runtime, if one is installed.\n"
+        "dlfcn.h",
+        "Optional accelerator runtime, if one is installed.",
         "void* probe_runtime() {\n"
-        '  return dlopen("libcu" "dart.so.13", RTLD_LAZY | RTLD_LOCAL);\n}\n}  // namespace c10\n',
+        '  return dlopen("libcu" "dart.so.13", RTLD_LAZY | RTLD_LOCAL);\n}\n',
     )
 
 
@@ -86,22 +91,30 @@ def second_toolkit_repository(root: Path) -> None:
          '    deps = [":torch_cpu_api", "@nv_runtime//:cudart"],\n')  # fmt: skip
 
 
-def wrapped_select(root: Path) -> None:
-    (root / "tools" / "build_defs" / "accel.bzl").write_text(
-        '"""if_accelerated: a neutral-looking wrapper."""\n\n'
-        "def if_accelerated(yes, no = []):\n"
-        '    """yes when an accelerator is enabled, else no."""\n'
-        '    return select({"@rules_cuda//cuda:is_enabled": yes, "//conditions:default": no})\n'
-    )
+def _tools_macro(root: Path, name: str, symbol: str, text: str, deps_line: str) -> None:
+    """A neutral-looking //tools/build_defs macro that core's BUILD file loads and calls."""
+    (root / "tools" / "build_defs" / f"{name}.bzl").write_text(text)
     edit(
         root,
         "core/BUILD.bazel",
         'load("//tools/build_defs:sources.bzl", "package_sources")\n',
-        'load("//tools/build_defs:accel.bzl", "if_accelerated")\n'
+        f'load("//tools/build_defs:{name}.bzl", "{symbol}")\n'
         'load("//tools/build_defs:sources.bzl", "package_sources")\n',
     )
-    edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
-         '    deps = [":torch_cpu_api"] + if_accelerated([]),\n')  # fmt: skip
+    edit(root, "core/BUILD.bazel", _EXTENSION_DEPS, deps_line)
+
+
+def wrapped_select(root: Path) -> None:
+    _tools_macro(
+        root,
+        "accel",
+        "if_accelerated",
+        '"""if_accelerated: a neutral-looking wrapper."""\n\n'
+        "def if_accelerated(yes, no = []):\n"
+        '    """yes when an accelerator is enabled, else no."""\n'
+        '    return select({"@rules_cuda//cuda:is_enabled": yes, "//conditions:default": no})\n',
+        '    deps = [":torch_cpu_api"] + if_accelerated([]),\n',
+    )
 
 
 def include_dotdot(root: Path) -> None:
@@ -164,4 +177,137 @@ def genrule_tools(root: Path) -> None:
         '\ngenrule(\n    name = "device_version",\n    outs = ["device_version.txt"],\n'
         '    cmd = "$(location @local_cuda//:nvcc) --version > $@",\n'
         '    tools = ["@local_cuda//:nvcc"],\n)\n',
+    )
+
+
+# -- round 3 (issue 24): every pair of layers, processes and environment, effective flags,
+# device sources in core, derived backends ---------------------------------------------
+_EMU_DISTRIBUTED = "third_device/torch_emu/torch_emu/distributed/__init__.py"
+_CUDA_DYNLIB = "third_device/torch_cuda/csrc/framework/DynamicLibrary.cpp"
+
+
+def core_python_runs_nvidia_smi(root: Path) -> None:
+    """Core's profiler asks nvidia-smi for the devices (a process coupling, no import)."""
+    edit(
+        root,
+        _PROFILE,
+        _PROFILE_ENTER,
+        _PROFILE_ENTER + "        import subprocess\n\n        try:\n"
+        '            subprocess.run(["nvidia-smi", "-L"], capture_output=True, check=False)\n'
+        "        except OSError:\n            pass\n",
+    )
+
+
+def emu_python_imports_cuda(root: Path) -> None:
+    """torch_emu's distributed package reuses torch_cuda's collectives when present."""
+    edit(
+        root,
+        _EMU_DISTRIBUTED,
+        "from collections.abc import Sequence\n",
+        "from collections.abc import Sequence\n\ntry:\n"
+        "    import torch_cuda  # noqa: F401  (reuse its collectives when present)\n"
+        "except ImportError:\n    torch_cuda = None\n",
+    )
+
+
+def cuda_cpp_dlopens_emu(root: Path) -> None:
+    """torch_cuda's C++ loads torch_emu's extension at run time."""
+    edit(
+        root,
+        _CUDA_DYNLIB,
+        "namespace torch_cuda {\n",
+        "namespace torch_cuda {\n\n// Borrow the emulator's host streams when it is installed.\n"
+        'void* borrow_emulator() { return dlopen("_EMUC.so", RTLD_LAZY | RTLD_LOCAL); }\n',
+    )
+
+
+def core_cpp_reads_nvidia_env(root: Path) -> None:
+    """Core's C++ reads the container toolkit's device list."""
+    _device_cpp_function(
+        root,
+        "cstdlib",
+        "Devices the container runtime exposes, if any.",
+        'const char* visible_devices() {\n  return std::getenv("NVIDIA_VISIBLE_DEVICES");\n}\n',
+    )
+
+
+def linkopts_via_macro(root: Path) -> None:
+    """A neutral //tools macro returns -lnvToolsExt into core's extension's linkopts."""
+    _tools_macro(
+        root,
+        "profiling",
+        "profiling_linkopts",
+        '"""profiling_linkopts: what the profiler links with."""\n\n'
+        "def profiling_linkopts():\n"
+        '    """Link options of targets that record profiler ranges."""\n'
+        '    return ["-l" + "nvTools" + "Ext"]\n',
+        _EXTENSION_DEPS + "    linkopts = profiling_linkopts(),\n",
+    )
+
+
+def core_cu_source(root: Path) -> None:
+    """A .cu file listed among core's sources (build_variables.bzl, as upstream lists them)."""
+    (root / "core" / "c10" / "core" / "DeviceProbe.cu").write_text(
+        "// Probes the accelerator.\nint device_probe() { return 0; }\n"
+    )
+    edit(
+        root,
+        "build_variables.bzl",
+        '    "core/c10/core/Device.cpp",\n',
+        '    "core/c10/core/Device.cpp",\n    "core/c10/core/DeviceProbe.cu",\n',
+    )
+
+
+def emu_to_cuda_toolkit(root: Path) -> None:
+    """torch_emu's headers use the CUDA toolkit's: a toolkit that is not torch_emu's."""
+    edit(
+        root,
+        "third_device/torch_emu/BUILD.bazel",
+        'device_backend(\n    name = "torch_emu",\n    extension = "_EMUC",\n',
+        'device_backend(\n    name = "torch_emu",\n    extension = "_EMUC",\n'
+        '    module_deps = {"headers": ["@local_cuda//:headers"]},\n',
+    )
+
+
+DERIVED_PARENT_SOURCE = "third_device/torch_emu/csrc/framework/EmuDriver.cpp"
+
+
+def derived_backend(root: Path) -> None:
+    """A derived backend torch_dx (policy DERIVED_BACKENDS: from torch_emu via genrule):
+    its translation genrule reads a torch_emu source (allowed), and one of its libraries
+    links torch_emu:framework (forbidden)."""
+    edit(
+        root,
+        "tools/layering/policy.bzl",
+        "DERIVED_BACKENDS = {}\n",
+        'DERIVED_BACKENDS = {"torch_dx": {"from": "torch_emu", "via": ["genrule"]}}\n',
+    )
+    edit(
+        root,
+        "third_device/torch_emu/BUILD.bazel",
+        'device_backend(\n    name = "torch_emu",\n',
+        'exports_files(\n    ["csrc/framework/EmuDriver.cpp"],\n'
+        '    visibility = ["//third_device/torch_dx:__pkg__"],\n)\n\n'
+        'device_backend(\n    name = "torch_emu",\n',
+    )
+    (root / "third_device" / "torch_dx").mkdir()
+    (root / "third_device" / "torch_dx" / "BUILD.bazel").write_text(
+        "# A derived backend: its sources are translated from torch_emu's.\n"
+        'load("@rules_cc//cc:defs.bzl", "cc_library")\n'
+        'load("//tools/layering:graph.bzl", "layer_graph_test")\n'
+        'load("//tools/layering:rules.bzl", "backend_visibility")\n\n'
+        "genrule(\n"
+        '    name = "translated",\n'
+        '    srcs = ["//third_device/torch_emu:csrc/framework/EmuDriver.cpp"],\n'
+        '    outs = ["DxDriver.cpp"],\n'
+        "    cmd = \"sed -e 's/torch_emu/torch_dx/g' $< > $@\",\n"
+        '    visibility = backend_visibility("torch_dx"),\n'
+        ")\n\n"
+        "cc_library(\n"
+        '    name = "framework",\n'
+        '    deps = ["//third_device/torch_emu:framework"],\n'
+        '    visibility = backend_visibility("torch_dx"),\n'
+        ")\n\n"
+        'layer_graph_test(\n    name = "layering_graph_test",\n    backend = "torch_dx",\n'
+        '    layer = "backend",\n)\n'
     )

@@ -44,19 +44,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_mutations(args: argparse.Namespace) -> int:
-    from torchsplit.audit.mutations import MUTATIONS, render_matrix, run_all
+    from torchsplit.audit.mutations import MUTATIONS, render_first_lines, render_matrix, run_all
 
     workspace = _workspace(args.workspace)
     chosen = [m for m in MUTATIONS if not args.only or m.name in args.only]
     if args.only and len(chosen) != len(set(args.only)):
         known = ", ".join(m.name for m in MUTATIONS)
         raise TorchsplitError(f"unknown mutation in {args.only}; known: {known}")
-    results = run_all(
-        workspace, tuple(chosen), bazel=args.bazel, log=lambda m: print(m, flush=True)
+    results, stale = run_all(
+        workspace,
+        tuple(chosen),
+        bazel=args.bazel,
+        log=lambda m: print(m, flush=True),
+        stale=args.stale,
     )
     matrix = render_matrix(results)
-    sys.stdout.write("\n" + matrix)
-    problems = [p for r in results for p in r.problems]
+    sys.stdout.write("\n" + matrix + "\n" + render_first_lines(results))
+    problems = [p for r in results for p in r.problems] + (stale.problems if stale else [])
     for problem in problems:
         print(f"torchsplit audit-mutations: {problem}", file=sys.stderr)
     if args.markdown:
@@ -95,11 +99,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="inject layering violations in a temporary copy; print which layer catches each",
         description="Copy the checkout to a temporary directory (one Bazel output base), inject "
         "one violation at a time and run every enforcement layer on it. Prints the violation x "
-        "layer matrix; exit 1 when a violation is caught by fewer than two layers or a layer "
-        "misses its expected message.",
+        "mechanism matrix and the first line each mechanism printed; exit 1 when a violation is "
+        "caught by fewer than two mechanisms (unless the case says why only one can) or a "
+        "mechanism misses its expected message.",
     )
     m.add_argument("--workspace", help="the checkout to copy (default: the one around .)")
     m.add_argument("--bazel", help="Bazel launcher (default: the copy's tools/bazel)")
     m.add_argument("--only", action="append", help="run just this mutation (repeatable)")
     m.add_argument("--markdown", help="also write the matrix (Markdown) to this file")
+    m.add_argument(
+        "--stale",
+        action="store_true",
+        help="then the stale-artifact case: build a core library, remove it, rebuild, audit",
+    )
     m.set_defaults(func=cmd_mutations)

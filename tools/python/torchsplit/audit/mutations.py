@@ -1,22 +1,28 @@
-"""The layering mutation harness: inject one violation at a time, see which layer catches it.
+"""The layering mutation harness: inject one violation at a time, see which mechanism catches it.
 
-One temporary copy of the checkout (a git repository, so each mutation is
-reverted with checkout + clean) and one Bazel --output_base, so Bazel stays
-warm across mutations. For each mutation the layers run independently:
+One temporary copy of the checkout (a git repository, so each mutation is reverted with
+checkout + clean) and one Bazel --output_base, so Bazel stays warm across mutations.
+Each mechanism runs on its own, with the others off where they would stop it first
+(the aspect is taken out of the copy's .bazelrc for every column but its own, and
+visibility checking is off for every column but its own), so a catch is that
+mechanism's alone:
 
-  visibility  `bazel build --nobuild --keep_going //...`: Bazel's "is not visible" errors
-  aspect      the same with --nocheck_visibility: the layering_check aspect's errors
-  graph       the genquery expressions of every layering_graph_test (_deps, _public)
-              (what `bazel test` checks), evaluated by `bazel query`
-  audit       `torchsplit audit`'s graph checks (query/cquery paths, repositories,
-              visible() leaks)
-  source      the audit's source checks (Python imports, dlopen, includes, BUILD files)
-  artifacts   the audit's ELF check of what `compile` built (DT_NEEDED, symbols, .rodata)
-  runtime     core's pytest session with the run-time guard (only when core's Python changed)
-  scan        the audit's include scan (torchsplit.scan.scanner, coupling scanner)
-  compile     `bazel build --keep_going //core/...`: a compile error in the sandbox
+  visibility      `bazel build --nobuild --keep_going //...`: "is not visible" errors
+  aspect          the same with the aspect and --nocheck_visibility: the aspect's errors
+  graph           the genquery expressions of every layering_graph_test (_deps, _public)
+                  (what `bazel test` checks), evaluated by `bazel query`
+  compile         `bazel build --keep_going` of core and the mutated backends: a compile
+                  or link error in the sandbox
+  audit-graph     `torchsplit audit`'s graph queries (somepath/cquery paths, each layer's
+                  repositories, visible() leaks, core's device sources)
+  audit-source    the audit's source checks (Python, C/C++, includes, the include scan)
+  audit-BUILD     the audit's BUILD-file check (literal labels and flags) and effective-
+                  flags check (the compile and link actions' arguments, from aquery)
+  audit-artifact  the audit's ELF check of the link outputs `compile` rebuilt
+  runtime         the pytest sessions of the mutated layers (tests/core, tests/<backend>)
+                  with the run-time guard, when a layer's Python changed
 
-A layer catches a mutation when it reports it with the expected message.
+A mechanism catches a mutation when it reports it with the expected message.
 """
 
 from __future__ import annotations
@@ -33,8 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from torchsplit.audit import actions as action_graph
 from torchsplit.audit import cases
-from torchsplit.audit.artifacts import check_artifacts
 from torchsplit.audit.auditor import Auditor, AuditResult
 from torchsplit.audit.cases import append as _append
 from torchsplit.audit.cases import edit as _edit
@@ -47,13 +53,24 @@ LAYERS = (
     "visibility",
     "aspect",
     "graph",
-    "audit",
-    "source",
-    "artifacts",
-    "runtime",
-    "scan",
     "compile",
+    "audit-graph",
+    "audit-source",
+    "audit-BUILD",
+    "audit-artifact",
+    "runtime",
 )
+# Finding kinds (findings.py) -> the column that reports them.
+_FINDING_COLUMNS = {
+    "GRAPH": "audit-graph",
+    "PYTHON": "audit-source",
+    "SOURCE": "audit-source",
+    "INCLUDE": "audit-source",
+    "BUILD": "audit-BUILD",
+    "FLAGS": "audit-BUILD",
+    "ARTIFACT": "audit-artifact",
+}
+_ASPECT_LINE = "build --aspects=//tools/layering:check.bzl%layering_check\n"
 
 # The checkout this package lives in (tools/python/torchsplit/): its
 # node_modules has buildozer; the mutated copy has none.
@@ -161,6 +178,10 @@ class Mutation:
     expect: dict[str, tuple[str, ...]]
     build_flags: tuple[str, ...] = ()
     cquery_flags: tuple[str, ...] = ()
+    # Substrings no mechanism may report (what the mutation does that is allowed).
+    absent: tuple[str, ...] = ()
+    # Why only one mechanism can catch it (docs/layering.md); empty: two must.
+    single: str = ""
 
 
 _EXT = "//core:torch_core/_C.so"
@@ -176,7 +197,10 @@ MUTATIONS: tuple[Mutation, ...] = (
                 f"target '//third_device/torch_cuda:aten' is not visible from target '{_EXT}'",
             ),
             "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten", "somepath("),
-            "audit": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten", "via deps of"),
+            "audit-graph": (
+                f"{_EXT} cannot depend on //third_device/torch_cuda:aten",
+                "via deps of",
+            ),
         },
     ),
     Mutation(
@@ -185,7 +209,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         _public_intermediate,
         {
             "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten",),
-            "audit": ("-> //tests:bridge", "-> //third_device/torch_cuda:aten"),
+            "audit-graph": ("-> //tests:bridge", "-> //third_device/torch_cuda:aten"),
         },
     ),
     Mutation(
@@ -196,7 +220,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         {
             "visibility": (f"is not visible from target '{_EXT}'",),
             "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:aten",),
-            "audit": (
+            "audit-graph": (
                 f"{_EXT} cannot depend on //third_device/torch_cuda:aten",
                 "inactive select() branch",
             ),
@@ -214,7 +238,7 @@ MUTATIONS: tuple[Mutation, ...] = (
                 "is not visible from target '//core:torch_core'",
             ),
             "aspect": ("//core:torch_core cannot depend on //third_device/torch_cuda:",),
-            "audit": (
+            "audit-graph": (
                 "//core:torch_core cannot depend on //third_device/torch_cuda:_CUDAC",
                 "via data of",
             ),
@@ -229,7 +253,7 @@ MUTATIONS: tuple[Mutation, ...] = (
             '#include "torch_cuda/csrc/framework/CUDAHooks.h"',
         ),
         {
-            "scan": (
+            "audit-source": (
                 "core/c10/core/Device.h",
                 "third_device/torch_cuda/csrc/framework/CUDAHooks.h",
             ),
@@ -245,7 +269,7 @@ MUTATIONS: tuple[Mutation, ...] = (
             "#include <cuda_runtime.h>",
         ),
         {
-            "scan": ("core/c10/core/Device.cpp", "cuda_runtime.h"),
+            "audit-source": ("core/c10/core/Device.cpp", "cuda_runtime.h"),
             "compile": ("cuda_runtime.h",),
         },
     ),
@@ -256,7 +280,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         {
             "visibility": (f"target '@local_cuda//:headers' is not visible from target '{_EXT}'",),
             "aspect": (f"{_EXT} cannot depend on @local_cuda//:headers",),
-            "audit": (f"{_EXT} cannot depend on @local_cuda//:headers",),
+            "audit-graph": (f"{_EXT} cannot depend on @local_cuda//:headers",),
         },
     ),
     Mutation(
@@ -269,7 +293,7 @@ MUTATIONS: tuple[Mutation, ...] = (
                 f"{_EMU} cannot depend on {_CUDA_FW}",
                 "backend-to-backend",
             ),
-            "audit": (f"{_EMU} cannot depend on {_CUDA_FW}",),
+            "audit-graph": (f"{_EMU} cannot depend on {_CUDA_FW}",),
         },
     ),
     Mutation(
@@ -278,7 +302,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         _widened,
         {
             "aspect": (f"{_EXT} cannot depend on //third_device/torch_cuda:framework",),
-            "audit": (
+            "audit-graph": (
                 f"VISIBILITY [core-to-backend] {_CUDA_FW} is visible to //core",
                 f"{_EXT} cannot depend on //third_device/torch_cuda:framework",
             ),
@@ -290,8 +314,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         'core/c10/core/Device.cpp: dlopen("libcu" "dart.so.13") (name split across literals)',
         cases.dlopen_split_literal,
         {
-            "source": ("dlopen() outside the allowlisted loaders", "'libcudart.so.13'"),
-            "artifacts": ("libtorch_core.so", "'libcudart.so.13'"),
+            "audit-source": ("dlopen() outside the allowlisted loaders", "'libcudart.so.13'"),
+            "audit-artifact": ("libtorch_core.so", "'libcudart.so.13'"),
         },
     ),
     Mutation(
@@ -300,7 +324,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         'importlib.import_module("torch_" + "cu" + "da")',
         cases.python_import_backend,
         {
-            "source": ("imports torch_emu", "import_module('torch_cuda') loads backend package"),
+            "audit-source": (
+                "imports torch_emu",
+                "import_module('torch_cuda') loads backend package",
+            ),
             "runtime": ("imports backend package torch_cuda",),
         },
     ),
@@ -309,7 +336,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         'core profiler: ctypes.CDLL("libnvidia-ml.so.1")',
         cases.python_ctypes_nvml,
         {
-            "source": ("CDLL('libnvidia-ml.so.1')",),
+            "audit-source": ("CDLL('libnvidia-ml.so.1')",),
             "runtime": ("loads cuda vendor library libnvidia-ml.so.1",),
         },
     ),
@@ -320,8 +347,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         {
             "aspect": (f"{_EXT} cannot depend on @nv_runtime//:cudart",),
             "graph": ("@nv_runtime//:cudart",),
-            "audit": ("@nv_runtime is not among the repositories core may reach",),
-            "source": ("@nv_runtime//:cudart",),
+            "audit-graph": ("@nv_runtime is not among the repositories core may reach",),
+            "audit-BUILD": ("@nv_runtime//:cudart",),
         },
     ),
     Mutation(
@@ -330,8 +357,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         cases.wrapped_select,
         {
             "graph": ("@rules_cuda//cuda:is_enabled",),
-            "audit": ("@rules_cuda//cuda:is_enabled",),
-            "source": ("@rules_cuda//cuda:is_enabled", "loaded by core/BUILD.bazel"),
+            "audit-graph": ("@rules_cuda//cuda:is_enabled",),
+            "audit-BUILD": ("@rules_cuda//cuda:is_enabled", "loaded by core/BUILD.bazel"),
         },
     ),
     Mutation(
@@ -342,8 +369,8 @@ MUTATIONS: tuple[Mutation, ...] = (
             "visibility": ("is not visible from target",),
             "aspect": (f"{_EXT} cannot depend on @cuda_wheels//:nvrtc_headers",),
             "graph": ("@cuda_wheels//:nvrtc_headers",),
-            "audit": ("@cuda_wheels//:nvrtc_headers",),
-            "source": ("@cuda_wheels//:nvrtc_headers",),
+            "audit-graph": ("@cuda_wheels//:nvrtc_headers",),
+            "audit-BUILD": ("@cuda_wheels//:nvrtc_headers",),
         },
     ),
     Mutation(
@@ -352,7 +379,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         '"../../../third_device/torch_emu/csrc/framework/EmuDriver.h"',
         cases.include_dotdot,
         {
-            "source": ("resolves to third_device/torch_emu/csrc/framework/EmuDriver.h",),
+            "audit-source": ("resolves to third_device/torch_emu/csrc/framework/EmuDriver.h",),
             "compile": ("EmuDriver.h",),
         },
     ),
@@ -362,8 +389,8 @@ MUTATIONS: tuple[Mutation, ...] = (
         cases.emu_inactive_select,
         {
             "graph": ("//third_device/torch_cuda:framework",),
-            "audit": ("//third_device/torch_cuda:framework", "inactive select() branch"),
-            "source": ("//third_device/torch_cuda:framework is another backend's label",),
+            "audit-graph": ("//third_device/torch_cuda:framework", "inactive select() branch"),
+            "audit-BUILD": ("//third_device/torch_cuda:framework is another backend's label",),
         },
     ),
     Mutation(
@@ -371,8 +398,11 @@ MUTATIONS: tuple[Mutation, ...] = (
         "a public alias of //third_device/torch_emu:framework, no edge to it yet",
         cases.public_alias,
         {
-            "audit": ("VISIBILITY [core-to-backend] //third_device/torch_emu:emu_framework",),
-            "source": ("a public target in a backend package", "alias() after device_backend()"),
+            "audit-graph": ("VISIBILITY [core-to-backend] //third_device/torch_emu:emu_framework",),
+            "audit-BUILD": (
+                "a public target in a backend package",
+                "alias() after device_backend()",
+            ),
         },
     ),
     Mutation(
@@ -380,7 +410,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         'a core cc_library with linkopts = ["-lcudart"], linked into _C.so',
         cases.linkopts_cudart,
         {
-            "source": ("linkopts has '-lcudart'",),
+            "audit-BUILD": ("linkopts has '-lcudart'",),
             "compile": ("cudart",),
         },
     ),
@@ -391,9 +421,152 @@ MUTATIONS: tuple[Mutation, ...] = (
         {
             "visibility": ("is not visible from target '//core:device_version'",),
             "aspect": ("//core:device_version cannot depend on @local_cuda//:nvcc",),
-            "audit": ("@local_cuda//:nvcc",),
-            "source": ("@local_cuda//:nvcc",),
+            "audit-graph": ("@local_cuda//:nvcc",),
+            "audit-BUILD": ("@local_cuda//:nvcc",),
         },
+    ),
+    # -- every pair of layers, processes and environment, effective flags, device sources,
+    # derived backends (issue 24) -------------------------------------------------------
+    Mutation(
+        "core-python-runs-nvidia-smi",
+        'core profiler: subprocess.run(["nvidia-smi", "-L"]) (a process coupling, no import)',
+        cases.core_python_runs_nvidia_smi,
+        {
+            "audit-source": (
+                "PYTHON [core-to-toolkit] core/torch_core/profiler/_profile.py:",
+                "core -> cuda toolkit: subprocess.run launches nvidia-smi",
+            ),
+            "runtime": (
+                "core/torch_core/profiler/_profile.py:",
+                "launches (subprocess) nvidia-smi, a cuda command-line tool",
+                "core -> cuda toolkit, rule core-to-toolkit",
+            ),
+        },
+    ),
+    Mutation(
+        "emu-python-imports-cuda",
+        "torch_emu's distributed package imports torch_cuda (in a try/except ImportError)",
+        cases.emu_python_imports_cuda,
+        {
+            "audit-source": (
+                "PYTHON [backend-to-backend] third_device/torch_emu/torch_emu/distributed/",
+                "torch_emu -> torch_cuda: imports torch_cuda",
+            ),
+            "runtime": (
+                "third_device/torch_emu/torch_emu/distributed/__init__.py:",
+                "imports backend package torch_cuda",
+                "(torch_emu -> torch_cuda, rule backend-to-backend",
+            ),
+        },
+    ),
+    Mutation(
+        "cuda-cpp-dlopens-emu",
+        "torch_cuda's C++: dlopen(\"_EMUC.so\") (torch_emu's extension)",
+        cases.cuda_cpp_dlopens_emu,
+        {
+            "audit-source": (
+                "SOURCE [backend-to-backend] third_device/torch_cuda/csrc/framework/"
+                "DynamicLibrary.cpp:",
+                "torch_cuda -> torch_emu: string '_EMUC.so' (in a dlopen() call) names _EMUC",
+            ),
+            "audit-artifact": (
+                "ARTIFACT [backend-to-backend]",
+                "_CUDAC.so: torch_cuda -> torch_emu: .rodata names _EMUC",
+            ),
+        },
+    ),
+    Mutation(
+        "core-cpp-reads-nvidia-env",
+        'core/c10/core/Device.cpp: std::getenv("NVIDIA_VISIBLE_DEVICES")',
+        cases.core_cpp_reads_nvidia_env,
+        {
+            "audit-source": (
+                "SOURCE [core-to-toolkit] core/c10/core/Device.cpp:",
+                "core -> cuda toolkit: string 'NVIDIA_VISIBLE_DEVICES' (in a getenv() call)",
+            ),
+            "audit-artifact": (
+                "libtorch_core.so: core -> cuda toolkit: .rodata names a cuda environment "
+                "variable: 'NVIDIA_VISIBLE_DEVICES'",
+            ),
+        },
+    ),
+    Mutation(
+        "core-linkopts-via-macro",
+        "a neutral //tools macro returns -lnvToolsExt (spelled in pieces) into core's linkopts",
+        cases.linkopts_via_macro,
+        {
+            "aspect": (
+                f"{_EXT}: its link receives -lnvToolsExt (from the linkopts of {_EXT})",
+                "CORE_NEEDED",
+            ),
+            "audit-BUILD": (
+                f"FLAGS [core-to-toolkit] {_EXT}: core -> cuda toolkit: its CppLink action "
+                "receives '-lnvToolsExt'",
+            ),
+        },
+    ),
+    Mutation(
+        "core-cu-source",
+        "core/c10/core/DeviceProbe.cu listed in build_variables.bzl's c10_sources "
+        "(torch_cpu's srcs)",
+        cases.core_cu_source,
+        {
+            "aspect": ("lists core/c10/core/DeviceProbe.cu in srcs: a device source",),
+            "audit-graph": (
+                "GRAPH [core-device-source] //core:torch_cpu",
+                "//core:c10/core/DeviceProbe.cu",
+            ),
+            "audit-source": ("SOURCE [core-device-source] core/c10/core/DeviceProbe.cu",),
+            "audit-BUILD": (
+                "BUILD [core-device-source] build_variables.bzl:",
+                "'core/c10/core/DeviceProbe.cu' is a device source",
+            ),
+        },
+    ),
+    Mutation(
+        "emu-to-cuda-toolkit",
+        "torch_emu's headers depend on @local_cuda//:headers (a toolkit that is not its own)",
+        cases.emu_to_cuda_toolkit,
+        {
+            "visibility": (
+                "target '@local_cuda//:headers' is not visible from target "
+                "'//third_device/torch_emu:headers'",
+            ),
+            "aspect": ("//third_device/torch_emu:headers cannot depend on @local_cuda//:headers",),
+            "graph": ("@local_cuda//:headers",),
+            "audit-graph": (
+                "@local_cuda is not among the repositories backend torch_emu may reach",
+            ),
+            "audit-BUILD": (
+                "@local_cuda//:headers is in @local_cuda, which torch_emu may not reach",
+            ),
+        },
+    ),
+    Mutation(
+        "derived-backend",
+        "torch_dx, derived from torch_emu (DERIVED_BACKENDS, via genrule): its genrule reads a "
+        "torch_emu source (allowed); its :framework depends on torch_emu:framework (not)",
+        cases.derived_backend,
+        {
+            "visibility": (
+                "target '//third_device/torch_emu:framework' is not visible from target "
+                "'//third_device/torch_dx:framework'",
+            ),
+            "aspect": (
+                "//third_device/torch_dx:framework cannot depend on "
+                "//third_device/torch_emu:framework",
+            ),
+            "graph": (
+                "//third_device/torch_dx:layering_graph_test_deps: "
+                "//third_device/torch_emu:framework",
+            ),
+            "audit-graph": (
+                "//third_device/torch_dx:framework cannot depend on "
+                "//third_device/torch_emu:framework",
+            ),
+            "audit-BUILD": ("//third_device/torch_emu:framework is another backend's label",),
+        },
+        absent=("torch_dx:translated", "EmuDriver.cpp"),
     ),
 )
 
@@ -415,6 +588,11 @@ class MutationResult:
     def caught_by(self) -> list[str]:
         return [name for name in LAYERS if self.layers[name].caught]
 
+    def first_line(self, layer: str) -> str:
+        """The first line a mechanism printed for this mutation (for the matrix)."""
+        evidence = self.layers[layer].evidence.strip()
+        return evidence.splitlines()[0] if evidence else ""
+
     @property
     def problems(self) -> list[str]:
         out = []
@@ -425,14 +603,25 @@ class MutationResult:
             missing = [w for w in wanted if w not in got.evidence]
             if missing:
                 out.append(f"{self.mutation.name}: layer {layer} lacks {missing}:\n{got.evidence}")
-        if len(self.caught_by) < 2:
-            out.append(f"{self.mutation.name}: caught by {self.caught_by} only (< 2 layers)")
+        for text in self.mutation.absent:
+            for layer, got in self.layers.items():
+                if text in got.evidence:
+                    out.append(
+                        f"{self.mutation.name}: layer {layer} reports {text!r}, which is allowed:"
+                        f"\n{got.evidence}"
+                    )
+        if len(self.caught_by) < 2 and not self.mutation.single:
+            out.append(f"{self.mutation.name}: caught by {self.caught_by} only (< 2 mechanisms)")
         return out
 
 
 _VIS = re.compile(r"is not visible from target|violates visibility")
-_COMPILE = re.compile(r"fatal error:|undeclared inclusion|No such file or directory|cannot find -l")
-_RUNTIME = re.compile(r"LAYERING RUNTIME: |LayeringViolation: ")
+_COMPILE = re.compile(
+    r"fatal error:|undeclared inclusion|No such file or directory|cannot find -l|"
+    r"linker input file unused|: error: "
+)
+_RUNTIME = re.compile(r"LAYERING RUNTIME: ")
+_GUARD_ENV = ("TORCHSPLIT_LAYERING_GUARD", "TORCHSPLIT_LAYERING_LOG")
 
 
 def _errors(stderr: str, pattern: re.Pattern[str], context: int = 0) -> str:
@@ -441,7 +630,21 @@ def _errors(stderr: str, pattern: re.Pattern[str], context: int = 0) -> str:
     for i, line in enumerate(lines):
         if pattern.search(line):
             keep.extend(lines[i : i + 1 + context])
-    return "\n".join(keep)
+    return "\n".join(dict.fromkeys(keep))
+
+
+def _column(result: AuditResult, column: str) -> LayerResult:
+    """One audit column: its findings (by kind) and, for audit-graph and audit-source, the
+    graph violations and the include scan."""
+    part = AuditResult(result.policy)
+    part.findings = [f for f in result.findings if _FINDING_COLUMNS.get(f.kind) == column]
+    if column == "audit-graph":
+        part.violations = result.violations
+        part.visibility = result.visibility
+        part.repositories = result.repositories
+    if column == "audit-source":
+        part.headers = result.headers
+    return LayerResult(not part.ok, part.render() if not part.ok else "")
 
 
 class Harness:
@@ -457,6 +660,9 @@ class Harness:
             (self.root / "third_device" / "torch_emu").mkdir(parents=True, exist_ok=True)
             (self.root / "third_device" / "torch_emu" / "BUILD.bazel").write_text(STANDIN_BACKEND)
         snapshot(self.root)
+        self.bazelrc = (self.root / ".bazelrc").read_text()
+        if _ASPECT_LINE not in self.bazelrc:
+            raise TorchsplitError("the layering aspect is not attached in .bazelrc", ".bazelrc")
         self.bazel = Bazel(
             workspace=self.root,
             command=[bazel or default_bazel(self.root)],
@@ -465,9 +671,17 @@ class Harness:
         self.policy = load_policy(self.root / DEFAULT_POLICY)
         self.policy.path = DEFAULT_POLICY
 
+    def _aspect(self, on: bool) -> None:
+        """Attach the aspect (the checkout's .bazelrc) or not: every column but the aspect's
+        runs without it, so what the aspect would stop first still reaches that mechanism.
+        (A .bazelrc edit is a flag change: the server and its caches stay.)"""
+        text = self.bazelrc if on else self.bazelrc.replace(_ASPECT_LINE, "")
+        (self.root / ".bazelrc").write_text(text)
+
     def baseline(self) -> AuditResult:
         """The unmutated copy must build (core) and audit clean; this also warms Bazel up."""
-        # What the runtime layer's session (tests/core) loads, and no CUDA kernel.
+        self._aspect(True)
+        # What the runtime layer's sessions (tests/core, tests/torch_emu) load, no CUDA kernel.
         self.bazel.run(
             "build",
             "//core/...",
@@ -481,9 +695,6 @@ class Harness:
                 "the unmutated checkout does not audit clean:\n" + result.render()
             )
         return result
-
-    def _packages(self) -> list[str]:
-        return Auditor(self.policy, self.bazel, [])._packages()
 
     def _graph(self) -> LayerResult:
         """The genquery expressions of the graph tests, run as `bazel query`: what
@@ -500,22 +711,42 @@ class Harness:
                     lines += [f"{name}: {x}" for x in got.stdout.splitlines() if x.strip()]
         return LayerResult(bool(lines), "\n".join(lines[:40]))
 
-    def _runtime(self) -> LayerResult:
-        """Core's test session with the run-time guard, when the mutation changed core's
-        Python (the guard watches Python imports and ctypes loads only)."""
-        changed = subprocess.run(
-            ["git", "status", "--porcelain", "--", "core"],
+    def _changed(self) -> list[str]:
+        """The files this mutation changed or added (workspace-relative)."""
+        out = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
             cwd=self.root, capture_output=True, text=True, check=False,
         ).stdout  # fmt: skip
-        if ".py" not in changed:
+        return [line[3:].strip() for line in out.splitlines() if line.strip()]
+
+    def _backends_changed(self) -> list[str]:
+        return sorted(
+            {
+                path.split("/")[1]
+                for path in self._changed()
+                if path.startswith("third_device/") and path.count("/") >= 2
+            }
+        )
+
+    def _runtime(self) -> LayerResult:
+        """The test sessions of the layers whose Python the mutation changed, with the
+        run-time guard (it watches imports, loads, processes and the environment)."""
+        changed = [p for p in self._changed() if p.endswith(".py")]
+        suites = ["tests/core"] if any(p.startswith("core/") for p in changed) else []
+        for backend in self._backends_changed():
+            if any(p.startswith(f"third_device/{backend}/") for p in changed):
+                if (self.root / "tests" / backend).is_dir():
+                    suites.append(f"tests/{backend}")
+        if not suites:
             return LayerResult(False, "")
+        env = {k: v for k, v in os.environ.items() if k not in _GUARD_ENV}
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "tests/core", "-x", "-q", "-p", "no:cacheprovider"],
+            [sys.executable, "-m", "pytest", *suites, "-q", "-p", "no:cacheprovider"],
             cwd=self.root,
             capture_output=True,
             text=True,
             check=False,
-            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
             timeout=900,
         )
         text = _errors(proc.stdout + proc.stderr, _RUNTIME)
@@ -523,50 +754,43 @@ class Harness:
 
     def run(self, mutation: Mutation) -> MutationResult:
         start = time.monotonic()
-        wall = time.time()
         revert(self.root)
         mutation.apply(self.root)
         try:
+            # The mutation may edit the policy itself (a derived backend).
+            self.policy = load_policy(self.root / DEFAULT_POLICY)
+            self.policy.path = DEFAULT_POLICY
             out = MutationResult(mutation)
             flags = list(mutation.build_flags)
+            self._aspect(False)
             vis = self.bazel.run("build", "--nobuild", "--keep_going", *flags, "//...", check=False)
             text = _errors(vis.stderr, _VIS)
             out.layers["visibility"] = LayerResult(vis.returncode != 0 and bool(text), text)
+            self._aspect(True)
             asp = self.bazel.run(
                 "build", "--nobuild", "--keep_going", "--nocheck_visibility", *flags, "//...",
                 check=False,
             )  # fmt: skip
             text = _errors(asp.stderr, re.compile(r"Error in fail: |  also: |^  \.\.\. "))
             out.layers["aspect"] = LayerResult(
-                asp.returncode != 0 and "cannot depend on" in text, text
+                asp.returncode != 0 and "layering policy rule" in text, text
             )
+            self._aspect(False)
             out.layers["graph"] = self._graph()
-            audit = Auditor(
-                self.policy, self.bazel, list(mutation.cquery_flags), artifacts=False
-            ).run()
-            graph = AuditResult(
-                audit.policy,
-                violations=audit.violations,
-                visibility=audit.visibility,
-                repositories=audit.repositories,
+            auditor = Auditor(self.policy, self.bazel, list(mutation.cquery_flags), artifacts=False)
+            audit = auditor.run()
+            for column in ("audit-graph", "audit-source", "audit-BUILD"):
+                out.layers[column] = _column(audit, column)
+            wall = time.time()
+            targets = ["//core/...", *(f"//third_device/{b}/..." for b in self._backends_changed())]
+            comp = self.bazel.run(
+                "build", "--keep_going", "--nocheck_visibility", *flags, *targets, check=False
             )
-            out.layers["audit"] = LayerResult(not graph.ok, graph.render() if not graph.ok else "")
-            source = AuditResult(audit.policy, findings=audit.findings)
-            out.layers["source"] = LayerResult(
-                not source.ok, source.render() if not source.ok else ""
-            )
-            headers = AuditResult(audit.policy, headers=audit.headers)
-            out.layers["scan"] = LayerResult(
-                not headers.ok, headers.render() if not headers.ok else ""
-            )
-            comp = self.bazel.run("build", "--keep_going", *flags, "//core/...", check=False)
             text = _errors(comp.stderr, _COMPILE)
             out.layers["compile"] = LayerResult(comp.returncode != 0 and bool(text), text)
-            found, _ = check_artifacts(
-                self.root / "bazel-bin", self.root, self.policy, self._packages(), newer_than=wall
+            out.layers["audit-artifact"] = _column(
+                auditor.artifact_findings(newer_than=wall), "audit-artifact"
             )
-            text = "\n".join(f.render() for f in found)
-            out.layers["artifacts"] = LayerResult(bool(found), text)
             out.layers["runtime"] = self._runtime()
             for layer, wanted in mutation.expect.items():
                 out.layers[layer].message_ok = all(w in out.layers[layer].evidence for w in wanted)
@@ -576,11 +800,18 @@ class Harness:
         return out
 
     def close(self) -> None:
+        self._aspect(True)
         self.bazel.run("shutdown", check=False)
 
 
-def run_all(source: Path, mutations: tuple[Mutation, ...] = MUTATIONS, bazel: str | None = None,
-            log: Callable[[str], None] | None = None) -> list[MutationResult]:  # fmt: skip
+def run_all(
+    source: Path,
+    mutations: tuple[Mutation, ...] = MUTATIONS,
+    bazel: str | None = None,
+    log: Callable[[str], None] | None = None,
+    stale: bool = False,
+) -> tuple[list[MutationResult], StaleReport | None]:
+    """Every mutation in one warm harness; then, with ``stale``, the stale-artifact case."""
     with tempfile.TemporaryDirectory(prefix="torchsplit-mutations-") as tmp:
         harness = Harness(source, Path(tmp), bazel)
         try:
@@ -592,14 +823,17 @@ def run_all(source: Path, mutations: tuple[Mutation, ...] = MUTATIONS, bazel: st
                     log(f"{mutation.name}: caught by {', '.join(result.caught_by) or 'nothing'} "
                         f"({result.seconds:.1f}s)")  # fmt: skip
                 results.append(result)
-            return results
+            report = stale_artifacts(harness) if stale else None
+            if report is not None and log:
+                log(report.render())
+            return results, report
         finally:
             harness.close()
 
 
 def render_matrix(results: list[MutationResult]) -> str:
-    """Markdown table: one row per mutation, one column per layer."""
-    header = ["violation", *LAYERS, "layers"]
+    """Markdown table: one row per mutation, one column per mechanism."""
+    header = ["violation", *LAYERS, "mechanisms"]
     rows = [header, ["---"] * len(header)]
     for r in results:
         cells = []
@@ -611,3 +845,94 @@ def render_matrix(results: list[MutationResult]) -> str:
             cells.append(mark)
         rows.append([r.mutation.name, *cells, str(len(r.caught_by))])
     return "\n".join("| " + " | ".join(row) + " |" for row in rows) + "\n"
+
+
+def render_first_lines(results: list[MutationResult]) -> str:
+    """For each mutation, the first line each mechanism that caught it printed."""
+    out = []
+    for r in results:
+        out.append(f"{r.mutation.name}: {r.mutation.description}")
+        for layer in r.caught_by:
+            out.append(f"  {layer}: {r.first_line(layer)}")
+        if r.mutation.single:
+            out.append(f"  (one mechanism only: {r.mutation.single})")
+    return "\n".join(out) + "\n"
+
+
+# -- artifacts of this build only -----------------------------------------------------------
+_SHIM = "core/c10/core/AccelShim.cpp"
+
+
+@dataclass
+class StaleReport:
+    """The stale-artifact case: a library built, its target removed, core rebuilt."""
+
+    before: list[str]  # ARTIFACT findings after the first build
+    after: list[str]  # ARTIFACT findings after the removal and the rebuild
+    stale: list[str]  # ELF files left under bazel-bin/core that no action produces now
+    read_after: int
+
+    @property
+    def problems(self) -> list[str]:
+        out = []
+        if not any("libaccel_probe.so" in f for f in self.before):
+            out.append(f"stale-artifacts: the first build's shim was not flagged: {self.before}")
+        if not self.stale:
+            out.append("stale-artifacts: the removed library is not left under bazel-bin")
+        if self.after:
+            out.append(f"stale-artifacts: findings after the rebuild: {self.after}")
+        return out
+
+    def render(self) -> str:
+        lines = ["stale-artifacts: built //core:libaccel_probe.so, and _C.so with the shim:"]
+        lines += [f"  {x}" for x in self.before]
+        lines.append("removed the shim and its dependency, rebuilt //core/... //third_device/...:")
+        lines += [f"  left under bazel-bin, produced by no action now: {x}" for x in self.stale]
+        lines.append(
+            f"  the audit read {self.read_after} artifact(s) of this build; findings: "
+            + ("; ".join(self.after) if self.after else "none")
+        )
+        return "\n".join(lines) + "\n"
+
+
+def stale_artifacts(harness: Harness) -> StaleReport:
+    """Build a core library naming the CUDA runtime (and link it into _C.so), remove it and
+    the dependency, rebuild: the left-over library must not be read (issue 24, point 5)."""
+    root = harness.root
+    revert(root)
+    harness._aspect(True)
+    (root / _SHIM).write_text(
+        "// Probes for an accelerator runtime (the stale-artifact case).\n"
+        'extern "C" const char* accel_runtime_name() { return "libcu" "dart.so.13"; }\n'
+    )
+    _append(
+        root,
+        "core/BUILD.bazel",
+        '\ncc_library(\n    name = "accel_shim",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
+        "    alwayslink = True,\n)\n\n"
+        'cc_binary(\n    name = "libaccel_probe.so",\n    srcs = ["c10/core/AccelShim.cpp"],\n'
+        "    linkshared = True,\n)\n",
+    )
+    _edit(root, "core/BUILD.bazel", _EXTENSION_DEPS,
+          '    deps = [":accel_shim", ":torch_cpu_api"],\n')  # fmt: skip
+    try:
+        harness.bazel.run("build", "//core/...")
+        auditor = Auditor(harness.policy, harness.bazel, [], headers=False, sources=False)
+        before = [f.render() for f in auditor.run().findings if f.kind == "ARTIFACT"]
+    finally:
+        revert(root)
+    # Everything the audit reads, rebuilt: the mutations before this case left backends'
+    # outputs built from mutated sources (an output of the graph is read as it is on disk).
+    harness.bazel.run("build", "//core/...", "//third_device/...")
+    auditor = Auditor(harness.policy, harness.bazel, [], headers=False, sources=False)
+    result = auditor.run()
+    produced = {
+        o.file.resolve() for o in action_graph.link_outputs(auditor.actions, auditor.execroot())
+    }
+    stale = []
+    bin_core = root / "bazel-bin" / "core"
+    for path in sorted(bin_core.glob("*.so")):
+        if path.resolve() not in produced:
+            stale.append(f"bazel-bin/core/{path.name}")
+    after = [f.render() for f in result.findings if f.kind == "ARTIFACT"]
+    return StaleReport(before, after, stale, result.artifacts_read)

@@ -7,6 +7,7 @@ two matchers agree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,6 +92,22 @@ class Rule:
     why: str
 
 
+@dataclass(frozen=True)
+class Toolkit:
+    """A backend's own toolkit (policy TOOLKITS)."""
+
+    repositories: tuple[str, ...] = ()
+    vendors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A derived backend's parent and translation rule kinds (policy DERIVED_BACKENDS)."""
+
+    parent: str
+    via: tuple[str, ...]
+
+
 @dataclass
 class Policy:
     path: str
@@ -98,12 +115,15 @@ class Policy:
     rules: list[Rule] = field(default_factory=list)
     exempt: list[Pattern] = field(default_factory=list)
     backend_visibility: list[str] = field(default_factory=list)
-    toolkit_visibility: list[str] = field(default_factory=list)
-    # The positive policy: layer -> external repositories it may reach; the
-    # DT_NEEDED allowlist of core's artifacts; core's run-time loader files.
+    # The positive policy: layer -> external repositories it may reach; each
+    # backend's own toolkit; derived backends; the DT_NEEDED (and -l) allowlist
+    # of core's artifacts; core's run-time loader files; device source suffixes.
     repositories: dict[str, list[str]] = field(default_factory=dict)
+    toolkits: dict[str, Toolkit] = field(default_factory=dict)
+    derived: dict[str, Derived] = field(default_factory=dict)
     core_needed: list[str] = field(default_factory=list)
     dynamic_loaders: list[str] = field(default_factory=list)
+    device_suffixes: list[str] = field(default_factory=list)
 
     def is_exempt(self, repo: str, package: str) -> bool:
         return any(p.match(repo, package) is not None for p in self.exempt)
@@ -113,6 +133,38 @@ class Policy:
             if pattern.match(repo, package) is not None:
                 return name
         return ""
+
+    def backend_of(self, package: str) -> str | None:
+        """third_device/<backend>/... -> <backend> (rules.bzl's backend_of)."""
+        if self.layer_of("", package) != "backend":
+            return None
+        return package.split("/")[1]
+
+    def allowed_repositories(self, package: str) -> list[str] | None:
+        """The external repositories a main-repository package may reach (rules.bzl's)."""
+        if self.is_exempt("", package):
+            return None
+        layer = self.layer_of("", package)
+        allowed = self.repositories.get(layer)
+        backend = self.backend_of(package)
+        if allowed is None or backend is None:
+            return allowed
+        return allowed + list(self.toolkit(backend).repositories)
+
+    def toolkit(self, backend: str) -> Toolkit:
+        return self.toolkits.get(backend, Toolkit())
+
+    def toolkit_visibility(self, repository: str) -> list[str]:
+        """rules.bzl's toolkit_visibility: what WORKSPACE must pass for a toolkit repository."""
+        return [
+            f"@//third_device/{backend}:__subpackages__"
+            for backend in sorted(self.toolkits)
+            if repository in self.toolkits[backend].repositories
+        ]
+
+    def vendors_of(self, layer: str, backend: str | None) -> tuple[str, ...]:
+        """The vendor families a layer's code may name: a backend's own toolkit's; core none."""
+        return self.toolkit(backend).vendors if layer == "backend" and backend else ()
 
 
 def _strings(value: object, what: str, path: str) -> list[str]:
@@ -142,22 +194,52 @@ def load_policy(path: str | Path) -> Policy:
         ast = sl.parse(where, text, sl.Dialect.extended())
         sl.eval(module, ast, sl.Globals.standard())
         raw = {name: module[name] for name in ("LAYERS", "FORBIDDEN", "EXEMPT")}
-        raw_vis = {n: module[n] for n in ("BACKEND_VISIBILITY", "TOOLKIT_VISIBILITY")}
+        backend_visibility = module["BACKEND_VISIBILITY"]
         positive = {
             n: _optional(module, n, default)
-            for n, default in (("REPOSITORIES", {}), ("CORE_NEEDED", []), ("DYNAMIC_LOADERS", []))
+            for n, default in (
+                ("REPOSITORIES", {}),
+                ("TOOLKITS", {}),
+                ("DERIVED_BACKENDS", {}),
+                ("CORE_NEEDED", []),
+                ("DYNAMIC_LOADERS", []),
+                ("DEVICE_SOURCE_SUFFIXES", []),
+            )
         }
     except (sl.StarlarkError, KeyError) as exc:
         raise TorchsplitError(f"cannot evaluate the layering policy: {exc}", where) from exc
     policy = Policy(path=where)
-    if not isinstance(positive["REPOSITORIES"], dict):
-        raise TorchsplitError("REPOSITORIES must be a dict layer -> list of repositories", where)
+    for name in ("REPOSITORIES", "TOOLKITS", "DERIVED_BACKENDS"):
+        if not isinstance(positive[name], dict):
+            raise TorchsplitError(f"{name} must be a dict", where)
     policy.repositories = {
         str(k): _strings(v, f"REPOSITORIES[{k!r}]", where)
         for k, v in positive["REPOSITORIES"].items()
     }
+    for backend, entry in positive["TOOLKITS"].items():
+        if not isinstance(entry, dict) or set(entry) - {"repositories", "vendors"}:
+            raise TorchsplitError(
+                f"TOOLKITS[{backend!r}] must be a dict with repositories and vendors", where
+            )
+        policy.toolkits[str(backend)] = Toolkit(
+            tuple(_strings(entry.get("repositories", []), f"TOOLKITS[{backend!r}]", where)),
+            tuple(_strings(entry.get("vendors", []), f"TOOLKITS[{backend!r}]", where)),
+        )
+    for backend, entry in positive["DERIVED_BACKENDS"].items():
+        if not isinstance(entry, dict) or {"from", "via"} - set(entry):
+            raise TorchsplitError(
+                f"DERIVED_BACKENDS[{backend!r}] needs from (a backend) and via (rule kinds)",
+                where,
+            )
+        policy.derived[str(backend)] = Derived(
+            str(entry["from"]),
+            tuple(_strings(entry["via"], f"DERIVED_BACKENDS[{backend!r}]['via']", where)),
+        )
     policy.core_needed = _strings(positive["CORE_NEEDED"], "CORE_NEEDED", where)
     policy.dynamic_loaders = _strings(positive["DYNAMIC_LOADERS"], "DYNAMIC_LOADERS", where)
+    policy.device_suffixes = _strings(
+        positive["DEVICE_SOURCE_SUFFIXES"], "DEVICE_SOURCE_SUFFIXES", where
+    )
     for entry in raw["LAYERS"]:
         name, pattern = _strings(entry, "each LAYERS entry ([name, pattern])", where)
         policy.layers.append((name, Pattern.parse(pattern)))
@@ -173,8 +255,7 @@ def load_policy(path: str | Path) -> Policy:
             )
         )
     policy.exempt = [Pattern.parse(p) for p in _strings(raw["EXEMPT"], "EXEMPT", where)]
-    policy.backend_visibility = _strings(raw_vis["BACKEND_VISIBILITY"], "BACKEND_VISIBILITY", where)
-    policy.toolkit_visibility = _strings(raw_vis["TOOLKIT_VISIBILITY"], "TOOLKIT_VISIBILITY", where)
+    policy.backend_visibility = _strings(backend_visibility, "BACKEND_VISIBILITY", where)
     return policy
 
 
@@ -196,9 +277,13 @@ class Pair:
 
     rule: Rule
     source: str  # a query expression (pattern minus exempt packages)
-    target: str
+    target: str  # the to-side's package pattern (its rules: what visible() checks)
     source_packages: tuple[str, ...]
     bindings: tuple[tuple[str, str], ...]
+    # What somepath() looks for: the to-side's rules *and files* (a source file
+    # of a backend named in srcs is an edge too), minus, for a derived backend
+    # and its parent, the parent's source files only its translation rules read.
+    reach: str = ""
 
 
 def expand(policy: Policy, packages: list[str]) -> list[Pair]:
@@ -232,8 +317,27 @@ def expand(policy: Policy, packages: list[str]) -> list[Pair]:
             ]
             source_expr = " - ".join([source, *exempt])
             for target in _targets(rule, bound, packages):
-                pairs.append(Pair(rule, source_expr, target, tuple(source_packages), key))
+                reach = _reach(policy, source, target)
+                pairs.append(Pair(rule, source_expr, target, tuple(source_packages), key, reach))
     return pairs
+
+
+def _reach(policy: Policy, source: str, target: str) -> str:
+    """The query set a pair's somepath() looks for (see Pair.reach)."""
+    pattern = Pattern.parse(target)
+    if pattern.repo or not pattern.recursive:
+        return target
+    everything = f"{target}:*"
+    from_backend = policy.backend_of("/".join(Pattern.parse(source).parts))
+    derived = policy.derived.get(from_backend or "")
+    if derived is None or policy.backend_of("/".join(pattern.parts)) != derived.parent:
+        return everything
+    kinds = "|".join(re.escape(k) for k in derived.via)
+    mine = f"{source}:*"
+    translation = f"kind('^({kinds}) rule$', {mine})"
+    read = f"kind('source file', {everything}) ^ deps({translation}, 1)"
+    only_translated = f"({read}) - deps({mine} - {translation}, 1)"
+    return f"{everything} - ({only_translated})"
 
 
 def _targets(rule: Rule, bound: Bindings, packages: list[str]) -> list[str]:

@@ -454,6 +454,6 @@ def render_all(
     }
     for rel, text in render_overlay(ruleset, f"//:{bzl_name}", result).items():
         files[f"overlay/{rel}"] = text
-    for rel, text in layering_files().items():
+    for rel, text in layering_files(ruleset).items():
         files[f"overlay/{rel}"] = text
     return files

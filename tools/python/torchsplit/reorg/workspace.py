@@ -8,6 +8,7 @@ layering), and tiny local stand-ins replace the rule repositories (no download).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
@@ -146,10 +147,9 @@ BACKEND_VISIBILITY = [
     "//third_device/{backend}/...",
 ]
 
-TOOLKIT_VISIBILITY = []
-
 # The positive policy: the external repositories each layer may reach. Core gets
-# Bazel's own and the rule stand-ins; a backend may also reach the CUDA rules.
+# Bazel's own and the rule stand-ins; a backend whose targets compile device code
+# (cuda_library) also the CUDA rules: its toolkit (TOOLKITS).
 CORE_REPOSITORIES = [
     "bazel_tools",
     "local_config_cc",
@@ -161,10 +161,58 @@ CORE_REPOSITORIES = [
 ]
 
 REPOSITORIES = {
-    "backend": CORE_REPOSITORIES + ["rules_cuda"],
+    "backend": CORE_REPOSITORIES,
     "core": CORE_REPOSITORIES,
 }
+
+TOOLKITS = %(toolkits)s
+
+DERIVED_BACKENDS = {}
+
+# As in torchsplit's own policy: no device source in a core target, and the
+# libraries core's artifacts and link flags may name.
+DEVICE_SOURCE_SUFFIXES = %(suffixes)s
+
+CORE_NEEDED = %(needed)s
 '''
+
+
+def _starlark(value: object, indent: str = "") -> str:
+    """A (nested) list or dict of strings as buildifier formats it."""
+    inner = indent + "    "
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = [
+            f"{inner}{json.dumps(k)}: {_starlark(v, inner)},\n" for k, v in sorted(value.items())
+        ]
+        return "{\n" + "".join(items) + indent + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        return "[\n" + "".join(f"{inner}{_starlark(v, inner)},\n" for v in value) + indent + "]"
+    return json.dumps(value)
+
+
+def _policy(ruleset: RuleSet | None) -> str:
+    """The overlay's policy: backends compiling CUDA get rules_cuda as their toolkit; the
+    device suffixes and core's libraries are torchsplit's own policy's."""
+    from torchsplit.audit.policy import load_policy
+
+    own = load_policy(REPO / "tools" / "layering" / "policy.bzl")
+    cuda = sorted(
+        {
+            t.label[len("//third_device/") :].split(":")[0].split("/")[0]
+            for t in (ruleset.targets.values() if ruleset else ())
+            if t.kind == "cuda_library" and t.label.startswith("//third_device/")
+        }
+    )
+    toolkits = {b: {"repositories": ["rules_cuda"], "vendors": ["cuda"]} for b in cuda}
+    return _POLICY % {
+        "toolkits": _starlark(toolkits),
+        "suffixes": _starlark(own.device_suffixes),
+        "needed": _starlark(own.core_needed),
+    }
 
 
 _LAYERING = ("tools/layering/BUILD.bazel", "tools/layering/check.bzl", "tools/layering/rules.bzl")
@@ -182,11 +230,12 @@ def _read(rel: str) -> str:
         ) from exc
 
 
-def layering_files() -> dict[str, str]:
+def layering_files(ruleset: RuleSet | None = None) -> dict[str, str]:
     """The layering policy, its Starlark helpers and the aspect: part of every overlay, so
-    backend visibility comes from the policy and `torchsplit audit` runs on the result."""
+    backend visibility comes from the policy and `torchsplit audit` runs on the result
+    (including the aspect's and the audit's refusal of a device source in a core target)."""
     files = {rel: _read(rel) for rel in _LAYERING}
-    files["tools/layering/policy.bzl"] = _POLICY
+    files["tools/layering/policy.bzl"] = _policy(ruleset)
     return files
 
 
