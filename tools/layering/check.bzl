@@ -24,7 +24,7 @@ action and no output, so it costs one provider per configured target and
 changes no action key.
 """
 
-load(":rules.bzl", "allowed_repositories", "breaks", "forbidden_rules", "is_guarded")
+load(":rules.bzl", "allowed_repositories", "breaks", "derived_parent", "forbidden_rules", "is_guarded")
 
 LayeringInfo = provider(
     doc = "What the layering check knows about a target's transitive closure.",
@@ -88,14 +88,24 @@ def _fail(me, found):
     lines.append("  policy: tools/layering/policy.bzl; explain every path with: tools/torchsplit audit")
     fail("\n".join(lines))
 
+def _is_parent_source(name, dep, parent):
+    """A source file of the parent package, named in a translation rule's srcs (DERIVED_BACKENDS)."""
+    if parent == None or name != "srcs" or dep.label.workspace_name or dep.label.package != parent:
+        return False
+    files = dep.files.to_list()
+    return len(files) == 1 and files[0].is_source
+
 def _layering_check_impl(_target, ctx):
+    parent = derived_parent(ctx.label.workspace_name, ctx.label.package, ctx.rule.kind)
     direct = []
     if is_guarded(ctx.label.workspace_name, ctx.label.package):
         direct.append(ctx.label)
     crossings = []
     transitive = []
     transitive_external = []
-    for _, dep in rule_deps(ctx):
+    for name, dep in rule_deps(ctx):
+        if _is_parent_source(name, dep, parent):
+            continue  # what a derived backend's translation rule may read
         if dep.label.workspace_name != ctx.label.workspace_name:
             crossings.append(dep.label)
         if LayeringInfo in dep:

@@ -13,7 +13,7 @@ core/BUILD.bazel calls layer_graph_test() at its end; device_backend()
 expressions are built from tools/layering/policy.bzl (REPOSITORIES) here.
 """
 
-load(":policy.bzl", "REPOSITORIES")
+load(":policy.bzl", "DERIVED_BACKENDS", "REPOSITORIES")
 
 def _alternatives(names):
     return "|".join([n.replace(".", "\\\\.") for n in names])
@@ -84,9 +84,18 @@ def layer_graph_test(name, layer, backend = None, exclude = []):
     ]
     scope = [":" + n for n in sorted(names)]
     targets = "set(%s)" % " ".join(["//%s:%s" % (native.package_name(), n) for n in sorted(names)])
+    expression = "filter('%s', deps(%s))" % (forbidden_regex(layer, backend), targets)
+    derived = DERIVED_BACKENDS.get(backend) if layer == "backend" else None
+    if derived:
+        # What the policy allows a derived backend: its translation rules'
+        # direct edges to the parent's source files. Reaching anything else of
+        # the parent (a target, a generated file) is still found.
+        via = "kind('^(%s) rule$', %s)" % ("|".join(derived["via"]), targets)
+        parent = "filter('^//third_device/%s:', deps(%s, 1))" % (derived["from"], via)
+        expression = "%s - kind('source file', %s)" % (expression, parent)
     native.genquery(
         name = name + "_deps",
-        expression = "filter('%s', deps(%s))" % (forbidden_regex(layer, backend), targets),
+        expression = expression,
         scope = scope,
         testonly = True,
     )

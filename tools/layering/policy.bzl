@@ -46,6 +46,26 @@ FORBIDDEN = [
     },
 ]
 
+# Derived backends (issue 27): a backend whose sources are produced at build
+# time by translating another backend's (torch_hip's are torch_cuda's,
+# hipified). Keyed by the derived backend's directory under third_device/:
+#   from  the parent backend's directory
+#   via   the rule kinds (as `bazel query --output=label_kind` prints them,
+#         without " rule") of the translation rules
+# A rule of a "via" kind in the derived backend may read the parent's *source
+# files* (its srcs), and only a via rule may; nothing of the derived backend
+# may reach anything else of the parent: not its targets, libraries,
+# generated files or headers as a target, not its Python package, not its
+# extension. The parent exports its csrc/ files to its derived backends only
+# (device_backend()). The aspect (check.bzl), the graph test (graph.bzl) and
+# the audit read this dict.
+DERIVED_BACKENDS = {
+    "torch_hip": {
+        "from": "torch_cuda",
+        "via": ["hipify_sources"],
+    },
+}
+
 # Packages no rule applies to as a source: they may depend on anything.
 EXEMPT = [
     "//tests/...",
@@ -87,6 +107,10 @@ TOOLKIT_REPOSITORIES = [
     "cuda_wheels",  # NVIDIA's runtime wheels (NVRTC, NCCL)
     "local_cuda",  # the CUDA toolkit
     "rules_cuda",  # cuda_library, the CUDA toolchain and its config settings
+    # torch_hip's toolkit (issue 27):
+    "hipify_mappings",  # torch.utils.hipify's CUDA -> HIP table, from the torch wheel
+    "local_hip",  # the HIP toolkit (hipcc, libamdhip64)
+    "rules_hip",  # hip_library, hipify_sources and their config settings
 ]
 
 # layer (LAYERS name) -> the external repositories it may reach.

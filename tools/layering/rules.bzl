@@ -4,7 +4,7 @@ Pure Starlark on strings (no Bazel builtins), so that the Python audit's
 matcher is checked against this one (tests/layering/test_policy.py).
 """
 
-load(":policy.bzl", "BACKEND_VISIBILITY", "EXEMPT", "FORBIDDEN", "LAYERS", "REPOSITORIES")
+load(":policy.bzl", "BACKEND_VISIBILITY", "DERIVED_BACKENDS", "EXEMPT", "FORBIDDEN", "LAYERS", "REPOSITORIES")
 
 def parse_pattern(pattern):
     """Splits "//a/{b}/..." or "@repo//a/..." into its parts.
@@ -193,3 +193,40 @@ def allowed_repositories(repo, package):
     if repo or is_exempt(repo, package):
         return None
     return REPOSITORIES.get(layer_of(repo, package))
+
+# -- derived backends (DERIVED_BACKENDS, issue 27) ----------------------------
+
+def derived_readers(backend):
+    """Visibility for a backend's source files: the backends derived from it.
+
+    Args:
+      backend: a backend's directory name under third_device/.
+
+    Returns:
+      "//third_device/<derived>:__pkg__" for every DERIVED_BACKENDS entry whose
+      "from" is `backend` (empty for most backends).
+    """
+    return [
+        "//third_device/%s:__pkg__" % derived
+        for derived, entry in sorted(DERIVED_BACKENDS.items())
+        if entry["from"] == backend
+    ]
+
+def derived_parent(repo, package, kind):
+    """The package whose source files a rule may read as a translation rule.
+
+    Args:
+      repo: the rule's repository name ("" for the main one).
+      package: the rule's package.
+      kind: the rule's kind (e.g. "hipify_sources").
+
+    Returns:
+      "third_device/<parent>" when `package` is a derived backend's and `kind`
+      is one of its "via" kinds, else None.
+    """
+    if repo:
+        return None
+    for derived, entry in DERIVED_BACKENDS.items():
+        if package == "third_device/" + derived and kind in entry["via"]:
+            return "third_device/" + entry["from"]
+    return None
