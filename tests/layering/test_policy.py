@@ -30,8 +30,8 @@ CASES = [
 ]
 
 
-def starlark_matches() -> list[object]:
-    """rules.bzl's match_package over CASES, evaluated by starlark-pyo3."""
+def starlark_eval(expression: str, **inputs: object) -> object:
+    """`expression` evaluated after rules.bzl (which loads policy.bzl), by starlark-pyo3."""
 
     def load(name: str) -> sl.FrozenModule:
         module = sl.Module()
@@ -41,15 +41,23 @@ def starlark_matches() -> list[object]:
         return module.freeze()
 
     module = sl.Module()
-    text = RULES.read_text() + "\nRESULTS = [match_package(p, r, k, b) for p, r, k, b in CASES]\n"
-    module["CASES"] = [list(c) for c in CASES]
+    for name, value in inputs.items():
+        module[name] = value
+    text = RULES.read_text() + f"\nRESULT = {expression}\n"
     sl.eval(
         module,
         sl.parse("rules.bzl", text, sl.Dialect.extended()),
         sl.Globals.standard(),
         sl.FileLoader(load),
     )
-    return module["RESULTS"]
+    return module["RESULT"]
+
+
+def starlark_matches() -> list[object]:
+    """rules.bzl's match_package over CASES."""
+    return starlark_eval(  # type: ignore[return-value]
+        "[match_package(p, r, k, b) for p, r, k, b in CASES]", CASES=[list(c) for c in CASES]
+    )
 
 
 def test_python_matcher_agrees_with_the_aspects() -> None:
@@ -70,14 +78,34 @@ def test_a_new_backend_needs_no_policy_edit() -> None:
     assert ("//third_device/acme/...", "//third_device/torch_cuda/...") in backend_pairs
 
 
+def test_derived_backends_read_the_same_from_starlark_and_python() -> None:
+    """torch_hip may read torch_cuda's source files through hipify_sources rules only."""
+    policy = load_policy(POLICY)
+    assert policy.derived == {"torch_hip": ("torch_cuda", ("hipify_sources",))}
+    assert starlark_eval('derived_readers("torch_cuda")') == ["//third_device/torch_hip:__pkg__"]
+    assert starlark_eval('derived_readers("torch_emu")') == []
+    parents = starlark_eval(
+        "[derived_parent(r, p, k) for r, p, k in CASES]",
+        CASES=[
+            ["", "third_device/torch_hip", "hipify_sources"],
+            ["", "third_device/torch_hip", "cc_library"],
+            ["", "third_device/torch_hip/sub", "hipify_sources"],
+            ["", "third_device/torch_emu", "hipify_sources"],
+            ["other", "third_device/torch_hip", "hipify_sources"],
+        ],
+    )
+    assert parents == ["third_device/torch_cuda", None, None, None, None]
+
+
 def test_workspace_toolkit_visibility_is_the_policys() -> None:
     policy = load_policy(POLICY)
     tags = read_workspace(REPO / "WORKSPACE").tags
-    (toolkit,) = [
+    toolkits = [
         dict(t[3]) for t in tags if t[2] == "local_toolchain" and "toolkit_visibility" in dict(t[3])
     ]
     wanted = tuple("@" + visibility_label(p) for p in policy.toolkit_visibility)
-    assert toolkit["toolkit_visibility"] == wanted
+    assert {t["name"] for t in toolkits} == {"local_cuda", "local_hip"}
+    assert all(t["toolkit_visibility"] == wanted for t in toolkits), toolkits
 
 
 @pytest.mark.parametrize(

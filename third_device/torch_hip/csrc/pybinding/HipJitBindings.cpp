@@ -9,8 +9,9 @@ namespace torch_hip::python {
 
 void init_jit_bindings(pybind11::module_& m) {
   m.attr("_FUSER_UNAVAILABLE") =
-      "torch_hip registers no fuser: torch_cuda's compiles with NVRTC and loads kernels through the CUDA "
-      "driver's entry points, which HIP lacks; a hiprtc fuser is not written yet, so fused graphs run eagerly";
+      "torch_hip registers no fuser: the CUDA backend's compiles with NVRTC and loads kernels through the "
+      "CUDA driver's entry points, which HIP lacks; a hiprtc fuser is not written yet, so fused graphs run "
+      "eagerly";
 }
 
 }  // namespace torch_hip::python

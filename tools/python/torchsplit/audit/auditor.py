@@ -233,10 +233,11 @@ class Auditor:
             for p in pairs
         ]
         layers = self._repository_layers(packages)
+        derived = self._derived_exprs(packages)
         # The clean case is one query: every part at once. It runs in the background
         # while the file checks below use the CPU.
         parts = [self._somepath(p) for p in pairs] + self._visible_exprs(pairs)
-        parts += [expr for _, expr in layers]
+        parts += [expr for _, expr in layers] + [expr for *_, expr in derived]
         with ThreadPoolExecutor(max_workers=1) as pool:
             union = pool.submit(self.bazel.lines, "query", _union(parts)) if parts else None
             self._files(pairs, packages, result)
@@ -245,6 +246,7 @@ class Auditor:
             self._dependencies(pairs, result)
             self._visibility(pairs, result)
             self._repositories(layers, result)
+            self._derived(derived, result)
         # Else clean: the configured graph is a subset of the unconfigured one, and
         # every build's aspect checks the configured graph anyway.
         result.bazel_calls = self.bazel.calls - calls
@@ -335,6 +337,52 @@ class Auditor:
                         query=f"somepath({path[0]}, {path[-1]})" if path else query,
                     )
                 )
+
+    # -- derived backends (DERIVED_BACKENDS, issue 27) -----------------------------------
+    def _derived_exprs(self, packages: list[str]) -> list[tuple[str, str, tuple[str, ...], str]]:
+        """(derived, parent, via kinds, query): the derived backend's rules that read a
+        source file of the parent without being a translation rule. (Its other ways to
+        reach the parent -- a target, a generated file -- are backend-to-backend pairs.)"""
+        out = []
+        for derived, (parent, via) in sorted(self.policy.derived.items()):
+            child, mother = f"third_device/{derived}", f"third_device/{parent}"
+            if child not in packages or mother not in packages:
+                continue
+            files = f"kind('source file', //{mother}/...:*)"
+            readers = f"rdeps(//{child}/...:* + {files}, {files}, 1) - {files}"
+            allowed = f"kind('^({'|'.join(re.escape(v) for v in via)}) rule$', //{child}/...:*)"
+            out.append((derived, parent, via, f"{readers} - {allowed}"))
+        return out
+
+    def _derived(
+        self, derived: list[tuple[str, str, tuple[str, ...], str]], result: AuditResult
+    ) -> None:
+        for name, parent, via, expr in derived:
+            for reader in self.bazel.lines("query", expr):
+                text = self.bazel.run("query", reader, "--output=xml").stdout
+                node = _parse_xml(text, self.bazel.workspace).get(reader)
+                read = {
+                    label: attr
+                    for attr, labels in (node.attributes.items() if node else [])
+                    for label in labels
+                    if label.startswith(f"//third_device/{parent}:")
+                }
+                first = Hop(reader, node.kind, node.location) if node else Hop(reader, "", "")
+                why = (
+                    f"{name} is derived from {parent} (DERIVED_BACKENDS): only its translation "
+                    f"rules ({', '.join(via)}) may read {parent}'s source files"
+                )
+                for target, attr in sorted(read.items()):
+                    result.violations.append(
+                        Violation(
+                            rule="derived-backend",
+                            why=why,
+                            source=reader,
+                            target=target,
+                            path=[first, Hop(target, "source file", "", attr)],
+                            query=f"somepath({reader}, {target})",
+                        )
+                    )
 
     @staticmethod
     def _somepath(pair: Pair) -> str:

@@ -104,6 +104,8 @@ class Policy:
     repositories: dict[str, list[str]] = field(default_factory=dict)
     core_needed: list[str] = field(default_factory=list)
     dynamic_loaders: list[str] = field(default_factory=list)
+    # DERIVED_BACKENDS: derived backend -> (parent backend, translation rule kinds).
+    derived: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
 
     def is_exempt(self, repo: str, package: str) -> bool:
         return any(p.match(repo, package) is not None for p in self.exempt)
@@ -130,6 +132,24 @@ def _optional(module: sl.Module, name: str, default: object) -> object:
     return default if value is None else value
 
 
+def _derived(value: object, where: str) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """DERIVED_BACKENDS: {derived: {"from": parent, "via": [rule kinds]}}, checked."""
+    if not isinstance(value, dict):
+        raise TorchsplitError("DERIVED_BACKENDS must be a dict backend -> {from, via}", where)
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for derived, entry in value.items():
+        if not isinstance(entry, dict) or set(entry) != {"from", "via"}:
+            raise TorchsplitError(f"DERIVED_BACKENDS[{derived!r}] needs from and via only", where)
+        via = _strings(entry["via"], f"DERIVED_BACKENDS[{derived!r}]['via']", where)
+        if not via or entry["from"] == derived:
+            raise TorchsplitError(
+                f"DERIVED_BACKENDS[{derived!r}]: name a parent other than itself and a rule kind",
+                where,
+            )
+        out[str(derived)] = (str(entry["from"]), tuple(via))
+    return out
+
+
 def load_policy(path: str | Path) -> Policy:
     """Evaluate policy.bzl (plain data) and check its shape."""
     where = str(path)
@@ -145,7 +165,12 @@ def load_policy(path: str | Path) -> Policy:
         raw_vis = {n: module[n] for n in ("BACKEND_VISIBILITY", "TOOLKIT_VISIBILITY")}
         positive = {
             n: _optional(module, n, default)
-            for n, default in (("REPOSITORIES", {}), ("CORE_NEEDED", []), ("DYNAMIC_LOADERS", []))
+            for n, default in (
+                ("REPOSITORIES", {}),
+                ("CORE_NEEDED", []),
+                ("DYNAMIC_LOADERS", []),
+                ("DERIVED_BACKENDS", {}),
+            )
         }
     except (sl.StarlarkError, KeyError) as exc:
         raise TorchsplitError(f"cannot evaluate the layering policy: {exc}", where) from exc
@@ -158,6 +183,7 @@ def load_policy(path: str | Path) -> Policy:
     }
     policy.core_needed = _strings(positive["CORE_NEEDED"], "CORE_NEEDED", where)
     policy.dynamic_loaders = _strings(positive["DYNAMIC_LOADERS"], "DYNAMIC_LOADERS", where)
+    policy.derived = _derived(positive["DERIVED_BACKENDS"], where)
     for entry in raw["LAYERS"]:
         name, pattern = _strings(entry, "each LAYERS entry ([name, pattern])", where)
         policy.layers.append((name, Pattern.parse(pattern)))

@@ -36,7 +36,7 @@ def rename_path(path, renames):
             break
         hit = None
         for key in keys:
-            if path.startswith(key, i):
+            if path[i:].startswith(key):
                 hit = key
                 break
         if hit == None:
