@@ -45,10 +45,13 @@ def test_the_rendered_copy_keeps_no_template_token() -> None:
 
 def test_collisions_name_the_holder() -> None:
     taken = naming.taken_names(REPO)
-    problems = naming.collisions(naming.derive("torch_x", "emu", "_CUDAC"), taken)
-    assert "device type 'emu' is already held by torch_emu" in problems
-    assert "extension '_CUDAC' is already held by torch_cuda" in problems
-    assert "process-group backend 'eccl' is already held by torch_emu" in problems
+    problems = naming.collisions(naming.derive("torch_x", "emu", "_CUDAC", "eccl"), taken)
+    # Each names the holder and the option that picks another name.
+    assert problems == [
+        "device type 'emu' is already held by torch_emu (choose --device-name)",
+        "extension '_CUDAC' is already held by torch_cuda (choose --extension)",
+        "process-group backend 'eccl' is already held by torch_emu (choose --collective-name)",
+    ]
     assert naming.collisions(naming.derive("torch_x", "cpu", None), taken)[0].startswith(
         "device type 'cpu' is already held by torch_core"
     )

@@ -94,9 +94,10 @@ REPLACED = {
 }
 
 # The project's renames, applied after torch.utils.hipify's CUDA API mapping
-# (substrings, in paths too): every name that says CUDA says HIP -- package
-# (torch_cuda -> torch_hip), extension (_CUDAC -> _HIPC), classes (CudaHooks ->
-# HipHooks), files (CUDAHooks.h -> HIPHooks.h), device type, messages.
+# (substrings, longest first, in paths too): every name of torch_cuda's becomes
+# this backend's -- package (torch_cuda -> torch_hip), extension (_CUDAC ->
+# _HIPC), classes (CudaHooks -> HipHooks), files (CUDAHooks.h -> HIPHooks.h),
+# device type, messages.
 RENAMES = {
     "CUDA": "HIP",
     "Cuda": "Hip",

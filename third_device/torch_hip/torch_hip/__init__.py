@@ -4,8 +4,9 @@ Its kernels, runtime hooks, profiler stubs and ``torch.cuda``-like API
 (:mod:`torch_hip.core`) are torch_cuda's, translated to HIP at build time
 (``hipify_sources``, torch.utils.hipify's table) and compiled by hipcc; only
 what is HIP's own is written here (docs/torch_hip.md). Importing it registers
-the ``hip`` device type with torch_core. Without an AMD GPU it still imports:
-``is_available()`` is False and :func:`unavailable_reason` says why.
+its device type (``core.runtime.DEVICE_TYPE``) with torch_core. Without an AMD
+GPU it still imports: ``is_available()`` is False and :func:`unavailable_reason`
+says why.
 """
 
 from pkgutil import extend_path
@@ -24,7 +25,7 @@ FUSER_UNAVAILABLE: str = _HIPC._FUSER_UNAVAILABLE
 
 
 def unavailable_reason() -> str:
-    """Why the ``hip`` device type is unavailable ("" when a device is usable)."""
+    """Why the device type is unavailable ("" when a device is usable)."""
     return str(_HIPC._unavailable_reason())
 
 
