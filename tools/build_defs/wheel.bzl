@@ -156,7 +156,9 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
         requires = ["torch_core==" + VERSION],
         pinned_requires = pinned_requires,
         pins = pins,
-        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):], backend)]},
+        # The entry point's name is the package without "torch_" (torch_acme:
+        # acme = torch_acme), as docs/adding-a-backend.md shows it.
+        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):] if backend.startswith("torch_") else backend, backend)]},
         # A wheel is a leaf: only //:wheels collects it (the layering policy
         # forbids core and other backends to see a backend's targets).
         visibility = ["//:__pkg__"],

@@ -3,7 +3,7 @@
 Its kernels, runtime hooks, profiler stubs and ``torch.cuda``-like API
 (:mod:`torch_hip.core`) are torch_cuda's, translated to HIP at build time
 (``hipify_sources``, torch.utils.hipify's table) and compiled by hipcc; only
-what is HIP's own is written here (docs/torch_hip.md). Importing it registers
+what is HIP's own is written here (docs/adding-a-backend.md). Importing it registers
 its device type (``core.runtime.DEVICE_TYPE``) with torch_core. Without an AMD
 GPU it still imports: ``is_available()`` is False and :func:`unavailable_reason`
 says why.

@@ -3,6 +3,7 @@
 load("@hipify_mappings//:defs.bzl", "HIPIFY_FOUND")
 load("@local_hip//:defs.bzl", "HIP_FOUND")
 load("//hip/private:hip_library.bzl", "hip_library_rule")
+
 # The rule keeps its name (its kind is "hipify_sources"): the layering policy's
 # DERIVED_BACKENDS names translation rules by kind.
 load("//hip/private:hipify_sources.bzl", _hipify_sources = "hipify_sources")

@@ -16,6 +16,7 @@ hipcc action, so another toolkit never reuses this one's cached objects.
 
 _LIB_DIRS = ["lib", "lib64", "lib/x86_64-linux-gnu"]
 _BITCODE_DIRS = ["amdgcn/bitcode", "lib/amdgcn/bitcode", "lib/x86_64-linux-gnu/amdgcn/bitcode"]
+
 # hipcc is a perl wrapper that runs hipcc.pl (with hipvars.pm) from its own
 # directory, then finds the rest of the toolkit from their resolved paths.
 _DRIVER_FILES = ["hipcc", "hipcc.pl", "hipcc.bin", "hipvars.pm", "hipconfig", "hipconfig.pl", ".hipVersion"]
