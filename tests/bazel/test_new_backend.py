@@ -50,8 +50,9 @@ def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> N
     tool = str(checkout / "tools" / "torchsplit")
     proc = _run(checkout, tool, "new-backend", "torch_acme")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "smoke tensor on acme:0" in proc.stdout
-    assert "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
+    # Built and imported from the scratch directory before anything was written.
+    assert "(from the scratch directory " in proc.stdout
+    assert "a tensor on acme:0" in proc.stdout and "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
 
     # Only the new backend's directory changed: no central edit.
     status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
@@ -98,9 +99,10 @@ def test_new_backend_refuses_an_existing_backend_and_taken_names(checkout: Path)
     assert proc.returncode == 2
     assert "backend torch_emu exists already" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = _run(checkout, tool, "new-backend", "torch_other", "--device-name", "emu")
+    proc = _run(checkout, tool, "new-backend", "torch_other", "--device-name", "emu",
+                "--collective-name", "eccl")  # fmt: skip
     assert proc.returncode == 2
-    assert "device type 'emu' is already held by torch_emu" in proc.stderr
+    assert "device type 'emu' is already held by torch_emu (choose --device-name)" in proc.stderr
     assert "process-group backend 'eccl' is already held by torch_emu" in proc.stderr
     # A toolkit backend is never copied: refused before anything is written.
     proc = _run(checkout, tool, "new-backend", "torch_musa", "--from", "torch_cuda")

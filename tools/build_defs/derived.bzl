@@ -11,6 +11,7 @@ lists). For each module this stamps, before device_backend()'s targets:
   :headers_translated           the parent's headers, translated
   :python_translated            Python modules of the parent's package, translated
   :extension_translated         the parent extension's version script, translated
+  :wheel                        the backend's wheel (backend_wheel)
 
 with `translator` (e.g. rules_hip's hipify_sources), one action per file:
 a one-line change in a parent's .cu re-runs that file's translation and
@@ -20,6 +21,7 @@ translator rule may read the parent's files, and only its source files.
 """
 
 load("//tools/build_defs:backend.bzl", "device_backend")
+load("//tools/build_defs:wheel.bzl", "backend_wheel")
 
 def _parent_label(path, parent):
     prefix = "third_device/%s/" % parent
@@ -27,7 +29,7 @@ def _parent_label(path, parent):
         fail("derived_backend: %s is not a file of the parent backend %s (expected %s...)" % (path, parent, prefix))
     return "//third_device/%s:%s" % (parent, path[len(prefix):])
 
-def derived_backend(name, parent, translated, renames, translator, **kwargs):
+def derived_backend(name, parent, translated, renames, translator, wheel_summary, **kwargs):
     """device_backend() over `parent`'s sources translated by `translator` (see the file docstring).
 
     Args:
@@ -39,6 +41,8 @@ def derived_backend(name, parent, translated, renames, translator, **kwargs):
       renames: the project's renames after the API translation (dict old -> new).
       translator: the translation rule macro, called with name, srcs, renames,
         visibility (e.g. hipify_sources).
+      wheel_summary: the one-line description of its wheel (:wheel, with the
+        translated Python modules; tools/dev wheels builds it).
       **kwargs: device_backend's arguments (extension, sources, kernel_library, ...).
     """
     generated = {}
@@ -64,4 +68,12 @@ def derived_backend(name, parent, translated, renames, translator, **kwargs):
         kwargs["extension_linkopts"] = kwargs.get("extension_linkopts", []) + [
             "-Wl,--version-script=$(location %s)" % script[0],
         ]
+    backend_wheel(
+        name = "wheel",
+        backend = name,
+        extension = kwargs["extension"],
+        extra_srcs = generated.get("python", []),
+        summary = wheel_summary,
+        target_compatible_with = kwargs.get("target_compatible_with", []),
+    )
     device_backend(name = name, generated = generated, **kwargs)

@@ -128,7 +128,7 @@ def torchsplit_wheel(
         **kwargs
     )
 
-def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], pins = None, **kwargs):
+def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], pins = None, extra_srcs = [], **kwargs):
     """The wheel of a device backend (third_device/<backend>, see backend.bzl).
 
     It requires torch_core at the same version, declares its
@@ -143,13 +143,15 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
       runpaths: further $ORIGIN-relative RUNPATH entries (e.g. NVIDIA's wheels).
       pinned_requires: distributions required at the version `pins` pins.
       pins: the lock file pinning pinned_requires (only then needed).
+      extra_srcs: generated Python modules of the package (a derived
+        backend's translated ones), besides its source files.
       **kwargs: common attributes (target_compatible_with, visibility, tags).
     """
     ext = "%s/%s.so" % (backend, extension)
     torchsplit_wheel(
         name = name,
         distribution = backend,
-        srcs = native.glob(["%s/**/*.py" % backend]),
+        srcs = native.glob(["%s/**/*.py" % backend]) + extra_srcs,
         summary = summary,
         files = {":" + ext: ext},
         runpaths = {ext: ":".join([TORCH_CORE_LIB] + runpaths)},
