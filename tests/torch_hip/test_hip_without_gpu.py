@@ -7,6 +7,8 @@ translation, plus what torch_hip writes itself.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import torch_core
@@ -85,3 +87,19 @@ def test_what_torch_hip_lacks_says_why() -> None:
     assert torch_hip._HIPC._nccl_loaded() is False
     with pytest.raises(RuntimeError, match=r"RCCL .* is not packaged in Debian 12"):
         torch_hip._HIPC._nccl_version()
+
+
+@needs_no_device
+def test_the_docs_example_runs_as_written() -> None:
+    """docs/torch_hip.md's Python block: its values, then the error its last comment shows."""
+    from builds import REPO
+
+    doc = (REPO / "docs" / "torch_hip.md").read_text()
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0].splitlines()
+    namespace: dict[str, object] = {}
+    exec("\n".join(block[:-1]), namespace)
+    assert eval(block[3].split("#")[0], namespace) is False
+    assert repr(eval(block[4].split("#")[0], namespace)) == block[4].split("# ", 1)[1]
+    expected = block[5].removeprefix("# RuntimeError: ").split(" (hipError")[0]
+    with pytest.raises(RuntimeError, match=re.escape(expected)):
+        exec(block[-1], namespace)
