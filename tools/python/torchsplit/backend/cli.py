@@ -4,11 +4,24 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import textwrap
 from pathlib import Path
 
 from torchsplit.audit.policy import load_policy
 from torchsplit.backend import generate, naming, verify
 from torchsplit.errors import TorchsplitError
+
+DESCRIPTION = (
+    "Create third_device/NAME. By default a renamed copy of torch_emu (every token: package, "
+    "device type, extension, process-group backend, environment variables, classes, files), "
+    "after checking each name is free. With --from torch_cuda --translate hip, a backend "
+    "derived from torch_cuda instead: its sources translated to HIP at build time, like "
+    "torch_hip (docs/torch_hip.md), and an entry in the layering policy's DERIVED_BACKENDS. A "
+    "template that needs a toolkit is never copied. The backend is rendered and formatted in a "
+    "scratch directory and built from there (bazel --package_path), its layering graph test, "
+    "source lists and import checked, and only then written into the tree; the layering audit "
+    "runs last, and a failure removes it again."
+)
 
 EXIT_CODES = """exit status:
   0    the backend was written (and verified, unless --no-verify)
@@ -123,15 +136,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "new-backend",
         help="create third_device/NAME from a template backend, renamed, and verify it",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Create third_device/NAME. By default a renamed copy of torch_emu (every "
-        "token: package, device type, extension, process-group backend, environment variables, "
-        "classes, files), after checking each name is free. With --from torch_cuda --translate "
-        "hip, a backend derived from torch_cuda instead: its sources translated to HIP at build "
-        "time, like torch_hip (docs/torch_hip.md), and an entry in the layering policy's "
-        "DERIVED_BACKENDS. A template that needs a toolkit is never copied. The backend is "
-        "rendered and formatted in a scratch directory and built from there (bazel "
-        "--package_path), its layering graph test, source lists and import checked, and only "
-        "then written into the tree; the layering audit runs last, and a failure removes it again.",
+        description=textwrap.fill(DESCRIPTION, width=79),
         epilog=EXIT_CODES,
     )
     p.add_argument("name", help="the backend's package, e.g. torch_acme")
