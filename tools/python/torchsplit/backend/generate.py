@@ -70,7 +70,7 @@ def check_template(
         raise TorchsplitError(
             f"{template} builds against a toolkit ({', '.join('@' + t for t in toolkits)}): a "
             f"renamed copy would fork its code and name repositories and libraries that do not "
-            f"exist under the new name; {how}. Nothing was written"
+            f"exist under the new name; {how}; nothing was written"
         )
 
 
