@@ -99,7 +99,8 @@ def device_backend(
     if readers:
         native.exports_files(
             native.glob(["csrc/**", "*.lds", "%s/**/*.py" % name]),
-            visibility = visibility + readers,
+            # (public already, a visibility Bazel lets no other label join)
+            visibility = visibility if "//visibility:public" in visibility else visibility + readers,
         )
     common = {
         "target_compatible_with": target_compatible_with,

@@ -148,6 +148,9 @@ BACKEND_VISIBILITY = [
 
 TOOLKIT_VISIBILITY = []
 
+# Backends derived from another's sources (torchsplit's torch_hip): none here.
+DERIVED_BACKENDS = {}
+
 # The positive policy: the external repositories each layer may reach. Core gets
 # Bazel's own and the rule stand-ins; a backend may also reach the CUDA rules.
 CORE_REPOSITORIES = [
