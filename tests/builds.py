@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -19,12 +22,43 @@ NO_CUDA_BUILD = (
 )
 
 
-def cuda_extension_built() -> bool:
-    """Whether _CUDAC.so is in bazel-bin (checkout) or beside the sources (runfiles)."""
+NO_HIP_BUILD = (
+    "torch_hip was not built here (no HIP toolkit, no torch wheel to hipify with, or a "
+    "cpu-only build: tools/dev build names the reason)"
+)
+
+
+def extension_built(backend: str, extension: str) -> bool:
+    """Whether a backend's extension is in bazel-bin (checkout) or beside the sources (runfiles)."""
     return any(
-        (base / "third_device/torch_cuda/torch_cuda/_CUDAC.so").exists()
+        (base / f"third_device/{backend}/{backend}/{extension}.so").exists()
         for base in (REPO / "bazel-bin", REPO)
     )
+
+
+def cuda_extension_built() -> bool:
+    return extension_built("torch_cuda", "_CUDAC")
+
+
+class _NotBuilt(pytest.Item):
+    def runtest(self) -> None:
+        pytest.skip(self.parent.reason)  # type: ignore[union-attr]
+
+
+class _NotBuiltModule(pytest.File):
+    reason = ""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        yield _NotBuilt.from_parent(self, name=self.path.stem)
+
+
+def not_built(module_path: Path, parent: pytest.Collector, reason: str) -> pytest.File:
+    """A test file whose backend was not built, as one skipped test naming why (for a
+    conftest's pytest_pycollect_makemodule: the file, which imports the backend at
+    module level, is not imported at all)."""
+    module = _NotBuiltModule.from_parent(parent, path=module_path)
+    module.reason = reason
+    return module
 
 
 def bazel_command() -> list[str]:

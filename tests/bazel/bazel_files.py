@@ -14,7 +14,8 @@ import starlark as sl
 BAZEL4_STANDINS = {"rules_cc", "rules_java", "remote_coverage_tools"}
 
 # What each WORKSPACE macro creates, as the bzlmod extension tag that creates
-# the same repository: macro -> (extension file, extension name, tag, attrs(kwargs)).
+# the same repository: macro -> (extension file, extension name, tag, attrs(kwargs)),
+# or a list of them for a macro that creates several repositories.
 WORKSPACE_MACROS = {
     "local_python_toolchain": (
         "@rules_python//python:extensions.bzl",
@@ -42,6 +43,23 @@ WORKSPACE_MACROS = {
             "hermetic_locks": kw.get("hermetic_locks", {}),
         },
     ),
+    "rules_hip_dependencies": [
+        (
+            "@rules_hip//hip:extensions.bzl",
+            "toolchain",
+            "local_toolchain",
+            lambda kw: {
+                "name": "local_hip",
+                "toolkit_visibility": kw.get("toolkit_visibility", ["//visibility:public"]),
+            },
+        ),
+        (
+            "@rules_hip//hip:extensions.bzl",
+            "toolchain",
+            "hipify_mappings",
+            lambda kw: {"name": "hipify_mappings"},
+        ),
+    ],
     "python_configure": (
         "@pybind11_bazel//:extensions.bzl",
         "pybind11",
@@ -103,12 +121,13 @@ def read_workspace(path: Path) -> Declared:
     module.add_callable("register_toolchains", register_toolchains)
 
     def macro(symbol: str):
-        ext_file, ext_name, tag, attrs = WORKSPACE_MACROS[symbol]
+        specs = WORKSPACE_MACROS[symbol]
 
         def call(**kwargs: object) -> None:
-            made = attrs(kwargs)
-            out.tags.add((ext_file, ext_name, tag, _freeze(made)))
-            out.visible_repos.setdefault((ext_file, ext_name), set()).add(str(made["name"]))
+            for ext_file, ext_name, tag, attrs in specs if isinstance(specs, list) else [specs]:
+                made = attrs(kwargs)
+                out.tags.add((ext_file, ext_name, tag, _freeze(made)))
+                out.visible_repos.setdefault((ext_file, ext_name), set()).add(str(made["name"]))
 
         return call
 

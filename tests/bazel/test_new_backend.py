@@ -6,6 +6,7 @@ marked `bazel`, it runs in `tools/dev test`.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -49,8 +50,9 @@ def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> N
     tool = str(checkout / "tools" / "torchsplit")
     proc = _run(checkout, tool, "new-backend", "torch_acme")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "smoke tensor on acme:0" in proc.stdout
-    assert "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
+    # Built and imported from the scratch directory before anything was written.
+    assert "(from the scratch directory " in proc.stdout
+    assert "a tensor on acme:0" in proc.stdout and "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
 
     # Only the new backend's directory changed: no central edit.
     status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
@@ -61,18 +63,25 @@ def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> N
     assert 'register_backend("accl"' in text and "eccl" not in text
     assert "TORCH_ACME_DEVICES" in (acme / "csrc" / "framework" / "AcmeDriver.cpp").read_text()
 
-    # The conformance suite finds acme by itself, beside emu, in one process.
+    # A second copy whose default process-group name (eccl) torch_emu holds:
+    # --collective-name picks another.
+    proc = _run(checkout, tool, "new-backend", "torch_ecu", "--collective-name", "xccl")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = checkout / "third_device" / "torch_ecu" / "torch_ecu" / "distributed" / "__init__.py"
+    assert 'register_backend("xccl"' in text.read_text()
+
+    # The conformance suite finds acme and ecu by themselves, beside emu, in one process.
     built = _run(checkout, str(checkout / "tools" / "bazel"), "build", "//third_device/torch_emu")
     assert built.returncode == 0, built.stderr[-3000:]
     proc = _run(
         checkout, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "tests/conformance", TORCHSPLIT_CONFORMANCE_BACKENDS="torch_acme,torch_emu",
+        "tests/conformance", TORCHSPLIT_CONFORMANCE_BACKENDS="torch_acme,torch_ecu,torch_emu",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     table = proc.stdout[proc.stdout.index("capability x backend") :]
-    assert "acme" in table and "emu" in table and "FAIL" not in table
-    # The copy passes exactly what its template passes, capability by capability,
-    # with nothing skipped (acme's column first: the backends in the order given).
+    assert "acme" in table and "ecu" in table and "FAIL" not in table
+    # Each copy passes exactly what its template passes, capability by capability,
+    # with nothing skipped (the backends' columns in the order given).
     rows = [line.split() for line in table.splitlines()[2:] if line[:1].isalpha()]
     capabilities = {"device", "memory", "streams", "copies", "ops", "profiler", "fusion"}
     capabilities.add("distributed")
@@ -80,7 +89,7 @@ def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> N
     assert {r[0] for r in rows} == capabilities, table
     for row in rows:
         assert row[1] == "pass" and "skip" not in row, table
-        assert row[1:3] == row[3:5], table
+        assert row[1:3] == row[3:5] == row[5:7], table
 
 
 def test_new_backend_refuses_an_existing_backend_and_taken_names(checkout: Path) -> None:
@@ -90,8 +99,43 @@ def test_new_backend_refuses_an_existing_backend_and_taken_names(checkout: Path)
     assert proc.returncode == 2
     assert "backend torch_emu exists already" in proc.stderr
     assert "Traceback" not in proc.stderr
-    proc = _run(checkout, tool, "new-backend", "torch_other", "--device-name", "emu")
+    proc = _run(checkout, tool, "new-backend", "torch_other", "--device-name", "emu",
+                "--collective-name", "eccl")  # fmt: skip
     assert proc.returncode == 2
-    assert "device type 'emu' is already held by torch_emu" in proc.stderr
+    assert "device type 'emu' is already held by torch_emu (choose --device-name)" in proc.stderr
     assert "process-group backend 'eccl' is already held by torch_emu" in proc.stderr
+    # A toolkit backend is never copied: refused before anything is written.
+    proc = _run(checkout, tool, "new-backend", "torch_musa", "--from", "torch_cuda")
+    assert proc.returncode == 2
+    assert "--from torch_cuda --translate hip" in proc.stderr
     assert git(checkout, "status", "--porcelain", "--untracked-files=all") == before
+
+
+HIP_HERE = shutil.which("hipcc") is not None and importlib.util.find_spec("torch") is not None
+
+
+@pytest.mark.skipif(not HIP_HERE, reason="no hipcc or no torch wheel: torch_hip is not buildable")
+def test_new_backend_derives_from_torch_cuda_with_translate_hip(checkout: Path) -> None:
+    tool = str(checkout / "tools" / "torchsplit")
+    before = set(git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines())
+    proc = _run(
+        checkout, tool, "new-backend", "torch_musa", "--from", "torch_cuda", "--translate", "hip"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "registered 'musa'; no device here" in proc.stdout or "musa:0 [2.0" in proc.stdout
+    # The backend and the layering policy's entry naming the derivation, nothing else.
+    after = set(git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines())
+    changed = {line[3:] for line in after - before}
+    assert {c.split("/")[0] + "/" + c.split("/")[1] for c in changed} == {
+        "third_device/torch_musa", "tools/layering",
+    }, changed  # fmt: skip
+    assert " M tools/layering/policy.bzl" in after
+    musa = checkout / "third_device" / "torch_musa"
+    assert not (musa / "csrc" / "aten").exists()  # kernels come from torch_cuda, translated
+    assert '"cuda": "musa"' in (musa / "build_variables.bzl").read_text()
+    proc = _run(
+        checkout, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/conformance", TORCHSPLIT_CONFORMANCE_BACKENDS="torch_musa",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    assert "musa: every capability skipped: musa: device 'musa:0' is not usable" in proc.stdout

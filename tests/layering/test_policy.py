@@ -78,11 +78,16 @@ def test_workspace_toolkit_visibility_is_the_policys() -> None:
     policy = load_policy(POLICY)
     for declared in (read_workspace(REPO / "WORKSPACE"), read_module(REPO / "MODULE.bazel")):
         attrs = [dict(t[3]) for t in declared.tags]
-        (toolkit,) = [a["toolkit_visibility"] for a in attrs if "toolkit_visibility" in a]
+        toolkits = [a["toolkit_visibility"] for a in attrs if "toolkit_visibility" in a]
         (wheels,) = [a["wheel_visibility"] for a in attrs if "wheel_visibility" in a]
-        assert toolkit == tuple(policy.toolkit_visibility("local_cuda"))
+        # The CUDA toolkit's, then the HIP toolkit's (declaration order in both files).
+        assert toolkits == [
+            tuple(policy.toolkit_visibility("local_cuda")),
+            tuple(policy.toolkit_visibility("local_hip")),
+        ]
         assert wheels == tuple(policy.toolkit_visibility("cuda_wheels"))
     assert policy.toolkit_visibility("local_cuda") == ["@//third_device/torch_cuda:__subpackages__"]
+    assert policy.toolkit_visibility("local_hip") == ["@//third_device/torch_hip:__subpackages__"]
 
 
 def _rules(policy_text: str | None = None):  # type: ignore[no-untyped-def]
@@ -127,11 +132,11 @@ def test_rules_bzl_and_python_agree_on_the_positive_policy() -> None:
 
 
 def test_a_derived_backend_reads_its_parents_sources_only_through_translation() -> None:
-    text = POLICY.read_text().replace(
-        "DERIVED_BACKENDS = {}",
-        'DERIVED_BACKENDS = {"torch_hip": {"from": "torch_cuda", "via": ["hipify_sources"]}}',
-    )
-    rules = _rules(text)
+    rules = _rules()
+    assert load_policy(POLICY).derived == {"torch_hip": ("torch_cuda", ("hipify_sources",))}
+    # Only the derived backend may name the parent's exported source files.
+    assert rules('derived_readers("torch_cuda")') == ["//third_device/torch_hip:__pkg__"]
+    assert rules('derived_readers("torch_emu")') == []
     hip, cuda = '"", "third_device/torch_hip"', '"", "third_device/torch_cuda"'
     assert rules(f'is_translation_read({hip}, "hipify_sources", {cuda}, True)') is True
     # Not through another rule kind, not a target or generated file, not another backend.

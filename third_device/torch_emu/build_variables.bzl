@@ -1,4 +1,4 @@
-"""Source lists of torch_emu, the emulated accelerator: one list per standard module.
+"""Source lists of torch_emu, an emulated accelerator: one list per standard module.
 
 Repository-relative paths, one list per module of tools/build_defs/backend.bzl
 (BACKEND_MODULES). This package's BUILD file loads backend_sources(); the

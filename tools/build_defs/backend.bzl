@@ -27,7 +27,7 @@ load("//tests:conformance.bzl", "conformance_labels")
 load("//tools/build_defs:pytest.bzl", "pytest_test")
 load("//tools/build_defs:sources.bzl", "package_sources")
 load("//tools/layering:graph.bzl", "layer_graph_test")
-load("//tools/layering:rules.bzl", "backend_visibility")
+load("//tools/layering:rules.bzl", "backend_visibility", "derived_readers")
 
 # The standard modules of a device backend, in dependency order. Each backend
 # package declares one target per module, from its build_variables.bzl.
@@ -42,7 +42,7 @@ _MODULE_DEPS = {
     "profiler": ["framework"],
 }
 
-_DEVICE_SUFFIXES = [".cu"]
+_DEVICE_SUFFIXES = [".cu", ".hip"]
 
 def _is_device_source(path):
     for suffix in _DEVICE_SUFFIXES:
@@ -59,7 +59,8 @@ def device_backend(
         module_deps = {},
         kernel_defines = [],
         extension_linkopts = [],
-        extension_linker_inputs = []):
+        extension_linker_inputs = [],
+        generated = {}):
     """Stamps out a backend's standard targets (see the file docstring).
 
     Args:
@@ -76,6 +77,9 @@ def device_backend(
       extension_linkopts: extra link options of the Python extension
         (e.g. a version script exporting only its PyInit_ symbol).
       extension_linker_inputs: files those link options name.
+      generated: labels of generated files, added to what `sources` lists:
+        "headers", a module ("aten"), a module's device sources
+        ("aten_kernels") and "python" (derived_backend's translated sources).
     """
     if native.package_name() != "third_device/" + name:
         fail("device_backend(name = '%s') must be called from third_device/%s/BUILD.bazel, not //%s" % (name, name, native.package_name()))
@@ -86,6 +90,18 @@ def device_backend(
     # Backends see core; nothing outside the backend (and its tests) sees it
     # (BACKEND_VISIBILITY in tools/layering/policy.bzl).
     visibility = backend_visibility(name)
+
+    # A backend others are derived from (DERIVED_BACKENDS in policy.bzl)
+    # exports its C++ sources and version script to them (and otherwise keeps
+    # them to itself): before any rule here uses the files. (Its Python files
+    # are public already: a BUILD file's wheel target globs them first.)
+    readers = derived_readers(name)
+    if readers:
+        native.exports_files(
+            native.glob(["csrc/**", "*.lds", "%s/**/*.py" % name]),
+            # (public already, a visibility Bazel lets no other label join)
+            visibility = visibility if "//visibility:public" in visibility else visibility + readers,
+        )
     common = {
         "target_compatible_with": target_compatible_with,
         "visibility": visibility,
@@ -95,7 +111,7 @@ def device_backend(
     # "torch/csrc/..." and torch_npu's "torch_npu/csrc/...".
     cc_library(
         name = "headers",
-        hdrs = native.glob(["csrc/**/*.h", "csrc/**/*.cuh"]),
+        hdrs = native.glob(["csrc/**/*.h", "csrc/**/*.cuh"]) + generated.get("headers", []),
         include_prefix = name,
         deps = ["//core:torch_cpu_api"] + module_deps.get("headers", []),
         **common
@@ -103,9 +119,9 @@ def device_backend(
     for module in BACKEND_MODULES:
         if module == "pybinding":
             continue
-        srcs = package_sources(sources[module])
+        srcs = package_sources(sources[module]) + generated.get(module, [])
         deps = [":headers"] + [":" + d for d in _MODULE_DEPS[module]] + module_deps.get(module, [])
-        device_srcs = [s for s in srcs if _is_device_source(s)]
+        device_srcs = [s for s in srcs if _is_device_source(s)] + generated.get(module + "_kernels", [])
         if device_srcs:
             if kernel_library == None:
                 fail("device_backend '%s': %s lists device sources %s but no kernel_library compiles them" % (name, module, device_srcs))
@@ -130,7 +146,7 @@ def device_backend(
 
     pybind_extension(
         name = "%s/%s" % (name, extension),
-        srcs = package_sources(sources["pybinding"]),
+        srcs = package_sources(sources["pybinding"]) + generated.get("pybinding", []),
         deps = [":" + m for m in BACKEND_MODULES if m != "pybinding"] + module_deps.get("pybinding", []),
         linkopts = extension_linkopts,
         additional_linker_inputs = extension_linker_inputs,
@@ -148,7 +164,7 @@ def device_backend(
     )
     py_library(
         name = name,
-        srcs = native.glob(["%s/**/*.py" % name]),
+        srcs = native.glob(["%s/**/*.py" % name]) + generated.get("python", []),
         data = [":%s/%s.so" % (name, extension)],
         imports = ["."],
         deps = ["//core:torch_core"],

@@ -128,7 +128,7 @@ def torchsplit_wheel(
         **kwargs
     )
 
-def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], pins = None, **kwargs):
+def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requires = [], pins = None, extra_srcs = [], **kwargs):
     """The wheel of a device backend (third_device/<backend>, see backend.bzl).
 
     It requires torch_core at the same version, declares its
@@ -143,20 +143,24 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
       runpaths: further $ORIGIN-relative RUNPATH entries (e.g. NVIDIA's wheels).
       pinned_requires: distributions required at the version `pins` pins.
       pins: the lock file pinning pinned_requires (only then needed).
+      extra_srcs: generated Python modules of the package (a derived
+        backend's translated ones), besides its source files.
       **kwargs: common attributes (target_compatible_with, visibility, tags).
     """
     ext = "%s/%s.so" % (backend, extension)
     torchsplit_wheel(
         name = name,
         distribution = backend,
-        srcs = native.glob(["%s/**/*.py" % backend]),
+        srcs = native.glob(["%s/**/*.py" % backend]) + extra_srcs,
         summary = summary,
         files = {":" + ext: ext},
         runpaths = {ext: ":".join([TORCH_CORE_LIB] + runpaths)},
         requires = ["torch_core==" + VERSION],
         pinned_requires = pinned_requires,
         pins = pins,
-        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):], backend)]},
+        # The entry point's name is the package without "torch_" (torch_acme:
+        # acme = torch_acme), as docs/adding-a-backend.md shows it.
+        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):] if backend.startswith("torch_") else backend, backend)]},
         # A wheel is a leaf: only //:wheels collects it (the layering policy
         # forbids core and other backends to see a backend's targets).
         visibility = ["//:__pkg__"],

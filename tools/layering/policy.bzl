@@ -106,6 +106,14 @@ TOOLKITS = {
         ],
         "vendors": ["cuda"],
     },
+    "torch_hip": {
+        "repositories": [
+            "hipify_mappings",  # torch.utils.hipify's CUDA -> HIP table, from the torch wheel
+            "local_hip",  # the HIP toolkit (hipcc, libamdhip64)
+            "rules_hip",  # hip_library, hipify_sources and their config settings
+        ],
+        "vendors": ["rocm"],
+    },
 }
 
 # Derived backends: a backend whose device sources are produced at build time
@@ -118,8 +126,12 @@ TOOLKITS = {
 # files*; nothing else of the derived backend may reach the parent: not its
 # targets, libraries, generated files or headers, not its Python package, not
 # its extension. Every mechanism reads this dict (docs/layering.md).
-# Example: {"torch_hip": {"from": "torch_cuda", "via": ["hipify_sources"]}}.
-DERIVED_BACKENDS = {}
+DERIVED_BACKENDS = {
+    "torch_hip": {
+        "from": "torch_cuda",
+        "via": ["hipify_sources"],
+    },
+}
 
 # Files only a device compiler builds (CUDA and HIP sources and headers,
 # device code objects): refused in the srcs/hdrs of every core target by the

@@ -267,6 +267,26 @@ def derived_from(backend):
         return None
     return [entry["from"], entry["via"]]
 
+def derived_readers(backend):
+    """Visibility for a backend's source files: the backends derived from it.
+
+    device_backend() exports a parent backend's csrc/ files with this
+    visibility, so that only a derived backend's translation rules can name
+    them (what they may do with them is checked by the aspect and the audit).
+
+    Args:
+      backend: a backend's directory name under third_device/.
+
+    Returns:
+      "//third_device/<derived>:__pkg__" for every DERIVED_BACKENDS entry whose
+      parent is `backend`; empty for a backend nothing is derived from.
+    """
+    return [
+        "//third_device/%s:__pkg__" % derived
+        for derived, entry in sorted(DERIVED_BACKENDS.items())
+        if entry["from"] == backend
+    ]
+
 def is_translation_read(repo, package, kind, dep_repo, dep_package, dep_is_source):
     """Whether an edge is a derived backend's translation rule reading its parent's source.
 

@@ -370,7 +370,7 @@ void NcclCommunicator::wait(NcclWork& work, double timeout_s) {
     }
     ignore_error(status);  // not-ready included: leave no last error behind
     if (status != cudaErrorNotReady) {
-      cudaGetLastError();
+      (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
       failure = "the collective's stream failed: " + torch_cuda::describe(status);
       break;
     }

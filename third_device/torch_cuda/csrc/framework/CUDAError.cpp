@@ -13,14 +13,14 @@ CudaError::CudaError(cudaError_t code, const std::string& call)
 void check(cudaError_t code, const char* call) {
   if (code != cudaSuccess) {
     // Clear the sticky last error so the next unrelated call does not report it.
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     throw CudaError(code, call);
   }
 }
 
 void ignore_error(cudaError_t code) noexcept {
   if (code != cudaSuccess) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
   }
 }
 

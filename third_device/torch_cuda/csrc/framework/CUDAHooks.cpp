@@ -13,7 +13,7 @@ CudaHooks::CudaHooks() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     reason_ = status == cudaErrorInsufficientDriver ? "no usable CUDA driver (" + describe(status) + ")"
                                                     : "no CUDA device (" + describe(status) + ")";
     return;
@@ -61,7 +61,7 @@ void* CudaHooks::raw_allocate(size_t bytes, c10::DeviceIndex index) {
   void* ptr = nullptr;
   const cudaError_t status = cudaMalloc(&ptr, bytes);
   if (status == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     return nullptr;  // core frees its cache and retries
   }
   check(status, "cudaMalloc");
@@ -165,7 +165,7 @@ bool CudaHooks::query_stream(const c10::Stream& stream) {
   DeviceScope scope(stream.device.index());  // stream 0 is the current device's legacy stream
   const cudaError_t status = cudaStreamQuery(native_stream(stream));
   if (status == cudaErrorNotReady) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     return false;
   }
   check(status, "cudaStreamQuery");
@@ -214,7 +214,7 @@ void CudaHooks::record_event(c10::EventId event, const c10::Stream& stream) {
 bool CudaHooks::query_event(c10::EventId event, c10::DeviceIndex) {
   const cudaError_t status = cudaEventQuery(native_event(event));
   if (status == cudaErrorNotReady) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     return false;
   }
   check(status, "cudaEventQuery");

@@ -20,7 +20,7 @@ void resolve(Fn& fn, const char* symbol) {
   const cudaError_t status =
       cudaGetDriverEntryPointByVersion(symbol, &address, kDriverAbi, cudaEnableDefault, &found);
   if (status != cudaSuccess) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky error; its value is the one in hand
     throw std::runtime_error(std::string("CUDA driver API unavailable (looking up ") + symbol +
                              "): " + describe(status));
   }

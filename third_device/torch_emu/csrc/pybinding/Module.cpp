@@ -1,4 +1,4 @@
-// torch_emu._EMUC: the emulated backend's Python extension. Importing it
+// torch_emu._EMUC: the emulated accelerator's Python extension. Importing it
 // registers the "emu" device type and its kernels with core.
 #include <pybind11/pybind11.h>
 

@@ -1,4 +1,4 @@
-"""Settings of the emulated backend, like ``torch.backends.cuda``."""
+"""Settings of the emulated accelerator, like ``torch.backends.cuda``."""
 
 from torch_emu.backends.memory import memory
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import starlark as sl
 
@@ -100,9 +101,11 @@ class Toolkit:
     vendors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Derived:
-    """A derived backend's parent and translation rule kinds (policy DERIVED_BACKENDS)."""
+class Derived(NamedTuple):
+    """A derived backend's parent and translation rule kinds (policy DERIVED_BACKENDS).
+
+    A tuple, so that callers may unpack it: ``parent, via = policy.derived[name]``.
+    """
 
     parent: str
     via: tuple[str, ...]

@@ -1,12 +1,33 @@
-"""``torchsplit new-backend NAME``: copy a template backend, renamed, and check it works."""
+"""``torchsplit new-backend NAME``: a new backend from a template, verified before it is written."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import textwrap
 from pathlib import Path
 
+from torchsplit.audit.policy import load_policy
 from torchsplit.backend import generate, naming, verify
 from torchsplit.errors import TorchsplitError
+
+DESCRIPTION = (
+    "Create third_device/NAME. By default a renamed copy of torch_emu (every token: package, "
+    "device type, extension, process-group backend, environment variables, classes, files), "
+    "after checking each name is free. With --from torch_cuda --translate hip, a backend "
+    "derived from torch_cuda instead: its sources translated to HIP at build time, like "
+    "torch_hip (docs/torch_hip.md), and an entry in the layering policy's DERIVED_BACKENDS. A "
+    "template that needs a toolkit is never copied. The backend is rendered and formatted in a "
+    "scratch directory and built from there (bazel --package_path), its layering graph test, "
+    "source lists and import checked, and only then written into the tree; the layering audit "
+    "runs last, and a failure removes it again."
+)
+
+EXIT_CODES = """exit status:
+  0    the backend was written (and verified, unless --no-verify)
+  2    nothing was written: a bad or taken name, an existing backend, a template
+       that cannot be copied, or a verification that failed (the tree is as it was)
+  130  interrupted: nothing was written"""
 
 
 def _root(arg: str | None) -> Path:
@@ -17,35 +38,94 @@ def _root(arg: str | None) -> Path:
     raise TorchsplitError("not inside a torchsplit checkout (no WORKSPACE and third_device/)")
 
 
-def cmd_new_backend(args: argparse.Namespace) -> int:
-    root = _root(args.workspace)
-    names = naming.derive(args.name, args.device_name, args.extension)
-    target = root / "third_device" / names.package
-    if target.exists():
+def _say(line: str) -> None:
+    print(f"new-backend: {line}", flush=True)
+
+
+def _plan(
+    root: Path, args: argparse.Namespace
+) -> tuple[naming.BackendNames, dict[str, str], generate.Derivation | None]:
+    """Names checked and files rendered, in memory: nothing is written yet."""
+    taken = naming.taken_names(root)
+    names = naming.derive(args.name, args.device_name, args.extension, args.collective_name, taken)
+    if (root / "third_device" / names.package).exists():
         raise TorchsplitError(
             f"backend {names.package} exists already (third_device/{names.package}); "
             "nothing was changed"
         )
-    template = naming.read_template(root, args.template)
-    problems = naming.collisions(names, naming.taken_names(root))
+    if not (root / "third_device" / args.template / "BUILD.bazel").is_file():
+        raise TorchsplitError(f"no template backend third_device/{args.template} (no BUILD.bazel)")
+    derived = load_policy(root / generate.POLICY).derived
+    derivation = None
+    if args.translate:
+        derivation = generate.find_derivation(root, args.template, args.translate, derived)
+        if names.package in derived:
+            raise TorchsplitError(
+                f"DERIVED_BACKENDS in {generate.POLICY} already has {names.package}: remove the "
+                "stale entry first"
+            )
+    else:
+        generate.check_template(root, args.template, derived)
+    problems = naming.collisions(names, taken)
+    if derivation is not None:
+        # A derived backend registers no process-group backend (RCCL: see its testing.py).
+        problems = [p for p in problems if not p.startswith("process-group backend")]
     if problems:
-        raise TorchsplitError(
-            f"cannot create {names.package}: " + "; ".join(problems)
-            + " (choose other names with --device-name / --extension)"
-        )  # fmt: skip
-    print(f"new-backend: {names.describe()}")
-    print(f"new-backend: copying {template.package} ({template.describe()})")
-    files = generate.render(root, template, names)
-    generate.write_backend(root, names.package, files)
-    print(f"new-backend: wrote {len(files)} files under third_device/{names.package}/")
-    for ran in generate.format_backend(root, target):
-        print(f"new-backend: formatted: {ran}")
-    if args.no_verify:
-        return 0
-    verify.verify(root, names, lambda line: print(f"new-backend: {line}", flush=True))
-    print(
-        f"new-backend: {names.package} builds, agrees with reorg check and the layering audit, "
-        f"and makes tensors on {names.device}:0. Conformance: "
+        raise TorchsplitError(f"cannot create {names.package}: " + "; ".join(problems))
+    if derivation is None:
+        template = naming.read_template(root, args.template)
+        _say(f"{names.describe()}")
+        _say(f"copying {template.package} ({template.describe()})")
+        return names, generate.render(root, template, names), None
+    _say(
+        f"package {names.package}, device type '{names.device}', extension {names.extension}, "
+        f"environment {names.env_prefix}*"
+    )
+    _say(
+        f"deriving from {derivation.parent}: its sources translated by hipify_sources at build "
+        f"time, the hand-written HIP part modelled on {derivation.model.package}"
+    )
+    return names, generate.render_derived(root, derivation, names), derivation
+
+
+def cmd_new_backend(args: argparse.Namespace) -> int:
+    root = _root(args.workspace)
+    names, files, derivation = _plan(root, args)
+    scratch = generate.stage(files, names.package)
+    old_policy = policy = None
+    try:
+        for ran in generate.format_backend(root, scratch / "third_device" / names.package):
+            _say(f"formatted: {ran}")
+        files = generate.read_back(scratch, names.package)
+        if derivation is not None:
+            old_policy = (root / generate.POLICY).read_text(encoding="utf-8")
+            policy = generate.add_derived_entry(old_policy, names.package, derivation)
+            # Bazel reads the layering package from the scratch root too (verify.py).
+            layering = scratch / Path(generate.POLICY).parent
+            shutil.copytree(root / Path(generate.POLICY).parent, layering)
+            (layering / Path(generate.POLICY).name).write_text(policy, encoding="utf-8")
+            load_policy(layering / Path(generate.POLICY).name)  # still a valid policy
+            _say(f"{generate.POLICY}: DERIVED_BACKENDS gains {names.package}")
+        if not args.no_verify:
+            verify.verify_scratch(root, scratch, names, _say)
+        changed = generate.install(root, names.package, files, policy)
+        try:
+            if not args.no_verify:
+                verify.verify_in_place(root, _say)
+        except BaseException:
+            generate.uninstall(root, names.package, old_policy)
+            raise
+    except TorchsplitError as exc:
+        raise TorchsplitError(f"{exc}\nnothing was written (the tree is as it was)") from exc
+    except KeyboardInterrupt:
+        print("torchsplit: interrupted: nothing was written", flush=True)
+        return 130
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _say(f"wrote {len(files)} files: {', '.join(changed)}")
+    verified = "" if args.no_verify else "built, checked and imported; "
+    _say(
+        f"{names.package}: {verified}conformance: "
         f"bazel test //third_device/{names.package}:conformance_test"
     )
     return 0
@@ -55,16 +135,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p = subparsers.add_parser(
         "new-backend",
         help="create third_device/NAME from a template backend, renamed, and verify it",
-        description="Copy a template backend (default torch_emu) to third_device/NAME, renaming "
-        "every token (package, device type, extension, process-group backend, environment "
-        "variables, classes, files), after checking each name is free. Then format it and "
-        "verify: bazel build, reorg check, layering audit, a tensor on NAME:0. Exit 2 (nothing "
-        "changed) when the backend exists or a name is taken.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill(DESCRIPTION, width=79),
+        epilog=EXIT_CODES,
     )
     p.add_argument("name", help="the backend's package, e.g. torch_acme")
     p.add_argument("--from", dest="template", default="torch_emu", help="template backend")
+    p.add_argument(
+        "--translate",
+        choices=["hip"],
+        help="derive from --from (a CUDA backend) by translating its sources to HIP at build time",
+    )
     p.add_argument("--device-name", help="device type (default: NAME without torch_)")
     p.add_argument("--extension", help="extension module (default: _<DEVICE>C)")
+    p.add_argument(
+        "--collective-name",
+        help="process-group backend (default: <first letter>ccl, or <device>ccl when taken)",
+    )
     p.add_argument("--workspace", help="the checkout (default: the one around .)")
     p.add_argument("--no-verify", action="store_true", help="skip build and checks")
     p.set_defaults(func=cmd_new_backend)

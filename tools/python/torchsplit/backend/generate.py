@@ -1,36 +1,227 @@
-"""Copy a template backend under a new name: every token renamed, written as a whole."""
+"""A new backend's files: a renamed copy of a template, or a derivation of a CUDA backend.
+
+Nothing here writes to the checkout until :func:`install`: files are rendered
+in memory, staged and formatted in a scratch directory (verify.py builds them
+from there), and only then written into ``third_device/`` whole (a sibling
+directory renamed into place), with the layering policy's entry for a derived
+backend. :func:`uninstall` undoes exactly that.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from torchsplit.backend import naming
 from torchsplit.errors import TorchsplitError
+from torchsplit.fsutil import write_output
+
+POLICY = "tools/layering/policy.bzl"
 
 # Build outputs and caches a template directory may hold; never copied.
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
+# A label of another repository: the template needs a toolkit (@rules_cuda, @local_hip...).
+_EXTERNAL = re.compile(r'"@([A-Za-z0-9_]+)//')
+# The template describes itself as "an emulated accelerator"; a copy is the
+# vendor's device (its driver files keep saying what they still emulate).
+_IDENTITY = [
+    ("an emulated accelerator", "the {device} accelerator"),
+    ("emulated accelerator", "{device} accelerator"),
+]
 
 
-def render(root: Path, template: naming.BackendNames, new: naming.BackendNames) -> dict[str, str]:
-    """New relative path -> text, for every file of the template, renamed."""
-    rules = naming.renames(template, new)
-    base = root / "third_device" / template.package
-    files: dict[str, str] = {}
+@dataclass(frozen=True)
+class Derivation:
+    """A backend derived from `parent` by `translation`, modelled on `model`'s hand-written part."""
+
+    parent: str  # torch_cuda
+    translation: str  # hip
+    model: naming.BackendNames  # torch_hip's names
+    via: tuple[str, ...]  # the translation rule kinds (DERIVED_BACKENDS)
+
+
+def check_template(
+    root: Path, template: str, derived: dict[str, tuple[str, tuple[str, ...]]]
+) -> None:
+    """Refuses, before anything is written, a template whose copy could not stand alone."""
+    build = (root / "third_device" / template / "BUILD.bazel").read_text(encoding="utf-8")
+    if template in derived:
+        parent = derived[template][0]
+        raise TorchsplitError(
+            f"{template} is derived from {parent} (DERIVED_BACKENDS in {POLICY}): a copy would "
+            f"duplicate the derivation under another name; derive from the parent instead: "
+            f"--from {parent} --translate hip"
+        )
+    toolkits = sorted(set(_EXTERNAL.findall(build)))
+    if toolkits:
+        children = sorted(d for d, (p, _) in derived.items() if p == template)
+        how = (
+            f"derive from it instead: --from {template} --translate hip ({', '.join(children)} is "
+            "derived so)"
+            if children
+            else "copy torch_emu, which needs no toolkit"
+        )
+        raise TorchsplitError(
+            f"{template} builds against a toolkit ({', '.join('@' + t for t in toolkits)}): a "
+            f"renamed copy would fork its code and name repositories and libraries that do not "
+            f"exist under the new name; {how}; nothing was written"
+        )
+
+
+def find_derivation(
+    root: Path, parent: str, translation: str, derived: dict[str, tuple[str, tuple[str, ...]]]
+) -> Derivation:
+    """The in-tree backend derived from `parent` that a new derivation is modelled on."""
+    models = [
+        d for d, (p, via) in sorted(derived.items()) if p == parent and "hipify_sources" in via
+    ]
+    if translation != "hip" or not models:
+        raise TorchsplitError(
+            f"--translate {translation}: no backend in DERIVED_BACKENDS ({POLICY}) derives from "
+            f"{parent} by hipify_sources to model a new derivation on (torch_hip derives from "
+            "torch_cuda); nothing was written"
+        )
+    model = models[0]
+    if not (root / "third_device" / model / "BUILD.bazel").is_file():
+        raise TorchsplitError(f"the model derivation third_device/{model} is missing")
+    return Derivation(parent, translation, naming.read_derived(root, model), derived[model][1])
+
+
+def _files(base: Path) -> list[tuple[str, str]]:
+    out = []
     for path in sorted(base.rglob("*")):
         rel = path.relative_to(base)
         if not path.is_file() or _SKIP_DIRS & set(rel.parts) or path.suffix in (".pyc", ".so"):
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            out.append((str(rel), path.read_text(encoding="utf-8")))
         except UnicodeDecodeError as exc:
             raise TorchsplitError(f"template file is not UTF-8 text: {exc}", str(path)) from exc
-        files[naming.apply(str(rel), rules)] = naming.apply(text, rules)
+    return out
+
+
+def render(root: Path, template: naming.BackendNames, new: naming.BackendNames) -> dict[str, str]:
+    """New relative path -> text, for every file of the template, renamed."""
+    rules = naming.renames(template, new)
+    files: dict[str, str] = {}
+    for rel, text in _files(root / "third_device" / template.package):
+        text = naming.apply(text, rules)
+        for old, replacement in _IDENTITY:
+            text = text.replace(old, replacement.format(device=new.device))
+        files[naming.apply(rel, rules)] = text
     return files
+
+
+def render_derived(root: Path, derivation: Derivation, new: naming.BackendNames) -> dict[str, str]:
+    """A derived backend: the model's hand-written part under the new names, new RENAMES.
+
+    The model (torch_hip) names its own package and extension in its files; the
+    parent's names reach the new backend only through the translation, whose
+    renames (RENAMES in build_variables.bzl) are the new backend's.
+    """
+    model = derivation.model
+    renames = {model.package: new.package, model.extension: new.extension}
+    renames[model.package.upper()] = new.package.upper()
+    files = {
+        naming.rename_once(rel, renames): naming.rename_once(text, renames)
+        for rel, text in _files(root / "third_device" / model.package)
+    }
+    block = re.compile(r"^RENAMES = \{\n.*?^\}\n", re.MULTILINE | re.DOTALL)
+    variables = files["build_variables.bzl"]
+    if len(block.findall(variables)) != 1:
+        raise TorchsplitError(f"third_device/{model.package}/build_variables.bzl: no RENAMES dict")
+    entries = "".join(
+        f'    "{k}": "{v}",\n' for k, v in sorted(derived_renames(root, derivation, new).items())
+    )
+    files["build_variables.bzl"] = block.sub(lambda _: "RENAMES = {\n" + entries + "}\n", variables)
+    return files
+
+
+def derived_renames(root: Path, derivation: Derivation, new: naming.BackendNames) -> dict[str, str]:
+    """The translation's renames: every name of the parent's becomes the new backend's."""
+    parent = naming.read_template(root, derivation.parent)
+    camel = "".join(part.capitalize() for part in new.device.split("_"))
+    out = {
+        parent.device.upper(): new.device.upper(),
+        parent.device.capitalize(): camel,
+        parent.device: new.device,
+    }
+    # Spelled out only where the device name alone does not give them.
+    if naming.rename_once(parent.extension, out) != new.extension:
+        out[parent.extension] = new.extension
+    if naming.rename_once(parent.package, out) != new.package:
+        out[parent.package] = new.package
+    return out
+
+
+def add_derived_entry(policy: str, derived: str, derivation: Derivation) -> str:
+    """policy.bzl's text with `derived` added to DERIVED_BACKENDS (keys in order)."""
+    start = policy.find("\nDERIVED_BACKENDS = {\n")
+    end = policy.find("\n}\n", start)
+    if start < 0 or end < 0:
+        raise TorchsplitError("no DERIVED_BACKENDS = {...} dict to add the backend to", POLICY)
+    body = policy[start + len("\nDERIVED_BACKENDS = {\n") : end + 1]
+    via = ", ".join(f'"{kind}"' for kind in derivation.via)
+    entry = (
+        f'    "{derived}": {{\n        "from": "{derivation.parent}",\n'
+        f'        "via": [{via}],\n    }},\n'
+    )
+    chunks = re.split(r"(?m)^(?=    \")", body)
+    chunks = [c for c in chunks if c] + [entry]
+    head = [c for c in chunks if not c.startswith('    "')]
+    keyed = sorted((c for c in chunks if c.startswith('    "')), key=lambda c: c.split('"')[1])
+    return (
+        policy[: start + len("\nDERIVED_BACKENDS = {\n")]
+        + "".join(head + keyed)
+        + policy[end + 1 :]
+    )
+
+
+def stage(files: dict[str, str], package: str) -> Path:
+    """Writes the files under a scratch root (``<scratch>/third_device/<package>/``)."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"torchsplit-new-backend-{package}-"))
+    base = scratch / "third_device" / package
+    for rel, text in sorted(files.items()):
+        dest = base / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(text, encoding="utf-8")
+    return scratch
+
+
+def read_back(scratch: Path, package: str) -> dict[str, str]:
+    base = scratch / "third_device" / package
+    return {
+        str(p.relative_to(base)): p.read_text(encoding="utf-8")
+        for p in sorted(base.rglob("*"))
+        if p.is_file()
+    }
+
+
+def install(root: Path, package: str, files: dict[str, str], policy: str | None) -> list[str]:
+    """Writes the backend (whole, renamed into place) and the policy; the paths it changed."""
+    target = write_backend(root, package, files)
+    changed = [f"third_device/{package}/"]
+    if policy is not None:
+        try:
+            write_output(root / POLICY, policy)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+        changed.append(POLICY)
+    return changed
+
+
+def uninstall(root: Path, package: str, policy: str | None) -> None:
+    """Undoes :func:`install`: the backend removed, the policy's earlier text restored."""
+    shutil.rmtree(root / "third_device" / package, ignore_errors=True)
+    if policy is not None:
+        write_output(root / POLICY, policy)
 
 
 def write_backend(root: Path, package: str, files: dict[str, str]) -> Path:
@@ -79,8 +270,17 @@ def format_backend(root: Path, target: Path) -> list[str]:
     python = [str(p) for p in sorted(target.rglob("*.py"))]
     if python:
         ruff = [sys.executable, "-m", "ruff"]
-        _run([*ruff, "check", "--quiet", "--fix", "--select", "I", *python], root, "ruff check")
-        _run([*ruff, "format", "--quiet", *python], root, "ruff format")
+        # The project's settings, and the new package as first-party: it is not in
+        # third_device/ yet, where the settings' `src` glob would find it.
+        settings = ["--no-cache", f"--config=lint.isort.known-first-party = ['{target.name}']"]
+        if (root / "pyproject.toml").exists():
+            settings.append(f"--config={root / 'pyproject.toml'}")
+        _run(
+            [*ruff, "check", *settings, "--quiet", "--fix", "--select", "I", *python],
+            root,
+            "ruff check",
+        )
+        _run([*ruff, "format", *settings, "--quiet", *python], root, "ruff format")
         ran.append(f"ruff ({len(python)} files)")
     return ran
 

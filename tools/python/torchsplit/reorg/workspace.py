@@ -167,6 +167,7 @@ REPOSITORIES = {
 
 TOOLKITS = %(toolkits)s
 
+# Backends derived from another's sources (torchsplit's torch_hip): none here.
 DERIVED_BACKENDS = {}
 
 # As in torchsplit's own policy: no device source in a core target, and the
