@@ -86,6 +86,7 @@ REPLACED = {
     _CUDA + "csrc/profiler/NvtxRange.cpp": "NVTX maps to roctracer's roctx, not packaged in Debian 12 (csrc/profiler/RoctxRange.cpp)",
     _CUDA + "csrc/pybinding/JitBindings.cpp": "binds NVRTC and the NVRTC fuser (csrc/pybinding/HipJitBindings.cpp)",
     _CUDA + "torch_cuda/__init__.py": "sets CUDA_MODULE_LOADING and imports the NVRTC fuser and NCCL (torch_hip/__init__.py)",
+    _CUDA + "torch_cuda/_libraries.py": "finds NVRTC and NCCL among NVIDIA's wheels for the fuser and the nccl backend, which torch_hip has not",
     _CUDA + "torch_cuda/backends/__init__.py": "TF32 settings: HIP's matmul has none",
     _CUDA + "torch_cuda/backends/settings.py": "TF32 settings: HIP's matmul has none",
     _CUDA + "torch_cuda/distributed/__init__.py": "the nccl process-group backend; RCCL is not packaged in Debian 12",

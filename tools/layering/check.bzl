@@ -164,7 +164,7 @@ def _layering_check_impl(_target, ctx):
     crossings = []
     transitive = []
     transitive_external = []
-    for _, dep in rule_deps(ctx):
+    for attribute, dep in rule_deps(ctx):
         if dep.label.workspace_name != ctx.label.workspace_name:
             crossings.append(dep.label)
         if LayeringInfo in dep:
@@ -174,8 +174,9 @@ def _layering_check_impl(_target, ctx):
             # A file (aspects visit rules only) of another package: a
             # target's own files add nothing its own label does not. A
             # derived backend's translation rule reading its parent's
-            # source is the one allowed file edge (DERIVED_BACKENDS).
-            if not is_translation_read(
+            # source through its srcs is the one allowed file edge
+            # (DERIVED_BACKENDS): not its data, not any other attribute.
+            if attribute != "srcs" or not is_translation_read(
                 ctx.label.workspace_name,
                 ctx.label.package,
                 ctx.rule.kind,
