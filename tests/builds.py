@@ -7,9 +7,11 @@ collected first.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -17,6 +19,24 @@ NO_CUDA_BUILD = (
     "torch_cuda was not built here (cpu-only build or no CUDA toolkit: "
     "tools/dev build names the reason)"
 )
+
+
+FAKE_DEVICE_TARGET = "//tests:backends/_fake_device.so"
+
+
+def import_fake_device() -> ModuleType:
+    """The test-only "fake" backend (registers device type "fake"), or an error naming its build.
+
+    tools/dev build and tools/dev test build it; a build of only //core:all
+    and the backends does not.
+    """
+    try:
+        return importlib.import_module("_fake_device")
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            "the test-only backend _fake_device is not built: run tools/dev build "
+            f"(it builds {FAKE_DEVICE_TARGET}) or bazelisk build {FAKE_DEVICE_TARGET}"
+        ) from error
 
 
 def cuda_extension_built() -> bool:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import torch_core as tc
+from builds import import_fake_device
 from torch_core.testing import CAPABILITIES, BackendAdapter, adapter_for
 
 BACKENDS_ENV = "TORCHSPLIT_CONFORMANCE_BACKENDS"
@@ -75,7 +76,11 @@ def backend(request: pytest.FixtureRequest) -> BackendAdapter:
     package = request.param
     if package not in _ADAPTERS:
         # An import error is a failure, not a skip: a broken backend must not pass.
-        adapter = _fake_adapter() if package == "fake" else adapter_for(package)
+        if package == "fake":
+            import_fake_device()  # a missing build names the target to build
+            adapter = _fake_adapter()
+        else:
+            adapter = adapter_for(package)
         adapter.load()
         _ADAPTERS[package] = adapter
     adapter = _ADAPTERS[package]

@@ -12,14 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _fake_device
 import pytest
 
 import torch_core as tc
 import torch_emu  # noqa: F401  (holds 'emu', its fuser, profiler stubs and 'eccl')
+from builds import import_fake_device
 from torch_core import distributed as dist
 from torch_core import jit
 from torch_core._registration import RegistrationError
+
+_fake_device = import_fake_device()
 
 
 def _package(root: Path, name: str, body: str) -> None:
