@@ -82,6 +82,9 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def isolation_and_split(work: Path) -> tuple[str, str]:
+    # tools/dev installs a toolkit only for a build that uses it: both are used here.
+    for flags in ([], ["--config=cuda13_5"]):
+        subprocess.run([str(REPO / "tools" / "dev"), "bootstrap", *flags], check=True)
     server = CacheServer(Path(tempfile.mkdtemp(prefix="torchsplit-bench-cache-")), _free_port())
     server.start()
     remote = [f"--remote_cache={server.url}", "--remote_timeout=30"]
