@@ -9,9 +9,12 @@ over the packages that exist), the audit asks Bazel:
   see is an edge visibility no longer stops);
 
 and, for the header layer, runs the coupling scanner (torchsplit.scan.scanner) over the
-source directories of F. The clean case costs four Bazel calls (the package
-listing, query, cquery, visible()); each violation
-then gets one ``--output=xml`` query for its path and one cquery.
+source directories of F. The packages come from the file system. The clean
+case costs one Bazel call: a single unconfigured ``bazel query`` of the union of
+every somepath(), visible() and repository expression. Only when that union is
+non-empty does the audit ask each part on its own (query, visible(), the
+repositories, and cquery for whether an edge is in the configured build); each
+violation then gets one ``--output=xml`` query for its path.
 """
 
 from __future__ import annotations
