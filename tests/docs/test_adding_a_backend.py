@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from builds import REPO
+from builds import REPO, Bazel
 from torchsplit.checkout import copy_checkout, git, snapshot
 
 pytestmark = pytest.mark.bazel
@@ -104,20 +104,13 @@ def test_every_command_of_the_guide_runs(checkout: Path) -> None:
     assert "FAIL" not in table and not re.search(r"\d+ error", table), table[-3000:]
 
 
-def test_the_entry_point_shown_is_the_one_the_build_declares() -> None:
+def test_the_entry_point_shown_is_the_one_the_build_declares(bazel: Bazel) -> None:
     """The guide's entry point for torch_acme has the shape the build gives torch_emu."""
     match = re.search(
         r'\[project\.entry-points\."torch_core\.backends"\]\n(\w+) = "(\w+)"', GUIDE.read_text()
     )
     assert match, "the guide no longer shows the entry point"
-    proc = subprocess.run(
-        [str(REPO / "tools" / "bazel"), "build", "//third_device/torch_emu:dev_dist_info"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    bazel.run("build", "//third_device/torch_emu:dev_dist_info")
     declared = (
         REPO / "bazel-bin/third_device/torch_emu/torch_emu-0.1.0.dist-info/entry_points.txt"
     ).read_text()
