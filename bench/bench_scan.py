@@ -5,6 +5,10 @@ and torch/ package). Prints wall and CPU time (this process plus its workers: on
 shared, loaded machine the CPU time is the steadier figure) for 1 and 2 jobs, and the
 --plan buckets. Asserts nothing.
 
+``--cli N`` instead runs the whole CLI N times on the same trees, ``tools/torchsplit
+scan INCLUDE TORCH --base INCLUDE -j 2 -o /dev/null``, and prints the median, the
+range and the largest peak RSS of the runs (the figure docs/scan.md gives).
+
 ``--memory`` instead generates 50 MB files (one dense with findings, one without any,
 one single 50 MB line) and prints the peak RSS and wall time of ``tools/torchsplit
 scan FILE -o /dev/null`` on each, each run in its own child process.
@@ -16,6 +20,7 @@ import argparse
 import importlib.util
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -73,6 +78,25 @@ def bench_memory(extra: list[str]) -> int:
     return 0
 
 
+def bench_cli(roots: list[Path], base: Path, runs: int) -> int:
+    cmd = [str(REPO / "tools" / "torchsplit"), "scan", *map(str, roots), "--base", str(base)]
+    cmd += ["-j", "2", "-o", os.devnull]
+    print(f"{' '.join(cmd)}  (x{runs}; load average {os.getloadavg()[0]:.1f})")
+    walls, peaks = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK, *cmd], capture_output=True, text=True, check=True
+        )
+        walls.append(time.perf_counter() - t0)
+        peaks.append(int(out.stdout.split()[0]))
+    print(
+        f"CLI: {statistics.median(walls):.2f} s median wall ({min(walls):.2f}-{max(walls):.2f}), "
+        f"{max(peaks) / 1024:.0f} MiB peak RSS"
+    )
+    return 0
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -85,6 +109,9 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument(
         "--max-per-file", help="--memory: pass this --max-per-file to the CLI (default: its own)"
+    )
+    parser.add_argument(
+        "--cli", type=int, metavar="N", help="time the whole CLI (-j 2) N times instead"
     )
     parsed = parser.parse_args(argv)
     if parsed.memory:
@@ -102,6 +129,8 @@ def main(argv: list[str]) -> int:
         package = Path(next(iter(spec.submodule_search_locations)))
         roots = [package / "include", package]
         base = package / "include"
+    if parsed.cli:
+        return bench_cli(roots, base, parsed.cli)
     print(f"roots: {', '.join(map(str, roots))}; load average {os.getloadavg()[0]:.1f}")
     result = None
     for jobs in (1, 2):

@@ -7,7 +7,7 @@
    elsewhere (own output root) builds //... with 13.5.37 against it, read-only: core
    should be all hits, CUDA compiles all misses (their keys name the toolkit's files).
 3. cold toolkit fetch: `pip install --no-deps --require-hashes --target` of each lock
-   with pip's cache disabled (what tools/dev bootstrap does once per lock).
+   with pip's cache disabled (what tools/dev does once per lock, when a command first uses it).
 
 Prints markdown tables (section() returns them for bench/run_all.py). Asserts nothing.
 """
@@ -44,8 +44,9 @@ NOTE = (
     "first build filled a private nginx cache; a clean clone in another directory, "
     "with its own output root, then builds with 13.5.37 reading that cache "
     "(`--remote_upload_local_results=false`). Cold fetch: `pip install --no-deps "
-    "--require-hashes --target` of each lock with `--no-cache-dir` (tools/dev "
-    "bootstrap does it once per lock; the build itself never downloads).\n"
+    "--require-hashes --target` of each lock with `--no-cache-dir` (tools/dev does it "
+    "once per lock, the first time a command uses that lock; the build itself never "
+    "downloads).\n"
 )
 
 
@@ -82,6 +83,9 @@ def table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def isolation_and_split(work: Path) -> tuple[str, str]:
+    # tools/dev installs a toolkit only for a build that uses it: both are used here.
+    for flags in ([], ["--config=cuda13_5"]):
+        subprocess.run([str(REPO / "tools" / "dev"), "bootstrap", *flags], check=True)
     server = CacheServer(Path(tempfile.mkdtemp(prefix="torchsplit-bench-cache-")), _free_port())
     server.start()
     remote = [f"--remote_cache={server.url}", "--remote_timeout=30"]

@@ -7,10 +7,12 @@ collected first.
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -26,6 +28,24 @@ NO_HIP_BUILD = (
     "torch_hip was not built here (no HIP toolkit, no torch wheel to hipify with, or a "
     "cpu-only build: tools/dev build names the reason)"
 )
+
+
+FAKE_DEVICE_TARGET = "//tests:backends/_fake_device.so"
+
+
+def import_fake_device() -> ModuleType:
+    """The test-only "fake" backend (registers device type "fake"), or an error naming its build.
+
+    tools/dev build and tools/dev test build it; a build of only //core:all
+    and the backends does not.
+    """
+    try:
+        return importlib.import_module("_fake_device")
+    except ModuleNotFoundError as error:
+        raise ModuleNotFoundError(
+            "the test-only backend _fake_device is not built: run tools/dev build "
+            f"(it builds {FAKE_DEVICE_TARGET}) or bazelisk build {FAKE_DEVICE_TARGET}"
+        ) from error
 
 
 def extension_built(backend: str, extension: str) -> bool:

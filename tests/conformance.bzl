@@ -7,6 +7,7 @@ TORCHSPLIT_CONFORMANCE_BACKENDS.
 
 # One file per capability (torch_core.testing.CAPABILITIES), plus helpers.
 CONFORMANCE_SRCS = [
+    "builds.py",
     "conftest.py",
     "conformance/__init__.py",
     "conformance/_rank.py",

@@ -1,6 +1,7 @@
 #include "aten/Dispatcher.h"
 
 #include "c10/core/DeviceRegistry.h"
+#include "c10/core/RegistrationSite.h"
 
 namespace at {
 
@@ -11,11 +12,44 @@ Dispatcher& Dispatcher::instance() {
 
 void Dispatcher::register_kernel(const std::string& op, c10::DeviceTypeId type, Kernel kernel) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const auto [it, inserted] = kernels_.emplace(std::make_pair(op, type), std::move(kernel));
+  const auto [it, inserted] = kernels_.try_emplace(std::make_pair(op, type));
   if (!inserted) {
-    throw std::invalid_argument("op '" + op + "' already has a kernel for device type '" +
-                                c10::DeviceRegistry::instance().name(type) + "'");
+    throw std::invalid_argument(
+        "op '" + op + "' already has a kernel for device type '" + c10::DeviceRegistry::instance().name(type) +
+        "' (registered by " + it->second.owner + "); to replace it, call at::Dispatcher::instance()"
+        ".override_kernel(\"" + op + "\", type, kernel) after the first registration "
+        "(docs/adding-a-backend.md, \"Replacing one of core's kernels\")");
   }
+  it->second = Entry{std::make_unique<Kernel>(std::move(kernel)), c10::RegistrationSite::current()};
+}
+
+void Dispatcher::override_kernel(const std::string& op, c10::DeviceTypeId type, Kernel kernel) {
+  const std::string& type_owner = c10::DeviceRegistry::instance().owner(type);
+  const std::string who = c10::RegistrationSite::current();
+  const std::string& type_name = c10::DeviceRegistry::instance().name(type);
+  if (who != type_owner) {
+    throw std::invalid_argument(who + " cannot override op '" + op + "' for device type '" + type_name +
+                                "': the device type is registered by " + type_owner +
+                                ", and only its owner may replace its kernels");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = kernels_.find({op, type});
+  if (it == kernels_.end()) {
+    throw std::invalid_argument("cannot override op '" + op + "' for device type '" + type_name +
+                                "': it has no kernel to replace; use register_kernel for a new op");
+  }
+  replaced_.push_back(std::move(it->second.kernel));
+  it->second = Entry{std::make_unique<Kernel>(std::move(kernel)), who};
+}
+
+std::string Dispatcher::kernel_owner(const std::string& op, c10::DeviceTypeId type) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = kernels_.find({op, type});
+  if (it == kernels_.end()) {
+    throw std::out_of_range("op '" + op + "' has no kernel for device type '" +
+                            c10::DeviceRegistry::instance().name(type) + "'");
+  }
+  return it->second.owner;
 }
 
 bool Dispatcher::has_kernel(const std::string& op, c10::DeviceTypeId type) const {
@@ -41,7 +75,7 @@ void Dispatcher::call(const std::string& op, const KernelCall& call) const {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = kernels_.find({op, device.type()});
     if (it != kernels_.end()) {
-      kernel = &it->second;  // map nodes are stable; kernels are never removed
+      kernel = it->second.kernel.get();  // never freed: a replaced one moves to replaced_
     }
   }
   if (kernel == nullptr) {

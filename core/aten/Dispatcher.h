@@ -3,6 +3,7 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -36,8 +37,23 @@ class Dispatcher {
  public:
   static Dispatcher& instance();
 
-  // Throws std::invalid_argument if (op, device type) already has a kernel.
+  // Throws std::invalid_argument if (op, device type) already has a kernel,
+  // naming who registered it and override_kernel, the way to replace one.
   void register_kernel(const std::string& op, c10::DeviceTypeId type, Kernel kernel);
+
+  // Replaces the kernel of (op, device type): how a backend that registers
+  // core's shared kernels (native::register_core_kernels) swaps one of them
+  // for its own. Explicit rather than "last registration wins", so a copied
+  // backend that registers a name twice by mistake still fails loudly. Only
+  // the device type's owner may replace (the open RegistrationSite must be
+  // the one that registered the type), and only an existing kernel: a typo
+  // in the op name throws instead of adding an op nobody calls. A call
+  // already running the old kernel finishes with it.
+  void override_kernel(const std::string& op, c10::DeviceTypeId type, Kernel kernel);
+
+  // Who registered or last replaced the kernel (a RegistrationSite owner);
+  // throws std::out_of_range when there is none.
+  std::string kernel_owner(const std::string& op, c10::DeviceTypeId type) const;
   bool has_kernel(const std::string& op, c10::DeviceTypeId type) const;
   std::vector<std::string> ops(c10::DeviceTypeId type) const;
 
@@ -50,8 +66,15 @@ class Dispatcher {
  private:
   Dispatcher() = default;
 
+  struct Entry {
+    std::unique_ptr<Kernel> kernel;
+    std::string owner;  // the RegistrationSite open when it was registered or replaced
+  };
+
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, c10::DeviceTypeId>, Kernel> kernels_;
+  std::map<std::pair<std::string, c10::DeviceTypeId>, Entry> kernels_;
+  // Replaced kernels stay alive: call() runs a kernel outside the lock.
+  std::vector<std::unique_ptr<Kernel>> replaced_;
   std::atomic<DispatchObserver*> observer_{nullptr};
 };
 

@@ -1,4 +1,10 @@
-"""Discovery of device backends through the ``torch_core.backends`` entry point group."""
+"""Discovery of device backends through the ``torch_core.backends`` entry point group.
+
+An installed backend wheel declares the entry point in its dist-info; a
+development build has the same dist-info beside the built extension (Bazel's
+``:dev_dist_info`` of each backend), so a source tree whose package
+directories are on sys.path autoloads its backends too.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ _loaded: dict[str, object] = {}
 
 
 def load_backends() -> dict[str, object]:
-    """Imports every installed backend once and returns them by entry point name.
+    """Imports every backend on sys.path once and returns them by entry point name.
 
     Set ``TORCH_CORE_NO_AUTOLOAD=1`` to skip discovery; backends can still be
     imported by hand. A backend that fails to import raises ImportError naming

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "aten/Dispatcher.h"
 #include "aten/native/Kernels.h"
@@ -82,6 +83,44 @@ PYBIND11_MODULE(_fake_device, m) {
     };
     torch_core::profiler::register_profiler_stubs(c10::DeviceRegistry::instance().find(device_type),
                                                   std::make_unique<NoStubs>());
+  });
+  // Kernel registration and replacement as another backend would do it
+  // (docs/adding-a-backend.md, "Replacing one of core's kernels"): a device
+  // type with core's shared kernels, then one of them swapped for another body.
+  m.def("_register_core_kernels_as", [](const std::string& owner, const std::string& name) {
+    c10::RegistrationSite site(owner);
+    const auto id = c10::DeviceRegistry::instance().register_device_type(name, std::make_unique<FakeHooks>());
+    auto reg = [id](const char* op, at::Kernel kernel) {
+      at::Dispatcher::instance().register_kernel(op, id, std::move(kernel));
+    };
+    auto launch = [](const at::KernelCall& call, auto&& body) {
+      body(call, [](const at::Tensor& t) { return static_cast<char*>(t.data_ptr()); });
+    };
+    at::native::register_core_kernels(reg, launch);
+    return id;
+  });
+  // Registers (or, with override, replaces) `op` with the body of binary op `body` ("add" or "sub").
+  m.def(
+      "_binary_kernel_as",
+      [](const std::string& owner, const std::string& op, const std::string& device_type, const std::string& body,
+         bool override) {
+        c10::RegistrationSite site(owner);
+        const auto kind = body == "sub" ? at::native::BinaryKind::Sub : at::native::BinaryKind::Add;
+        at::Kernel kernel = [kind](const at::KernelCall& c) {
+          at::native::binary_kernel(kind, c, [](const at::Tensor& t) { return static_cast<char*>(t.data_ptr()); });
+        };
+        auto& dispatcher = at::Dispatcher::instance();
+        const auto type = c10::DeviceRegistry::instance().find(device_type);
+        if (override) {
+          dispatcher.override_kernel(op, type, std::move(kernel));
+        } else {
+          dispatcher.register_kernel(op, type, std::move(kernel));
+        }
+      },
+      pybind11::arg("owner"), pybind11::arg("op"), pybind11::arg("device_type"), pybind11::arg("body"),
+      pybind11::arg("override") = false);
+  m.def("_kernel_owner", [](const std::string& op, const std::string& device_type) {
+    return at::Dispatcher::instance().kernel_owner(op, c10::DeviceRegistry::instance().find(device_type));
   });
   m.def("_device_type_owner", [](const std::string& name) {
     return c10::DeviceRegistry::instance().owner(c10::DeviceRegistry::instance().find(name));

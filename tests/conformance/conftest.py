@@ -12,12 +12,14 @@ At the end pytest prints the capability x backend table.
 from __future__ import annotations
 
 import os
+import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 import torch_core as tc
+from builds import import_fake_device
 from torch_core.testing import CAPABILITIES, BackendAdapter, adapter_for
 
 BACKENDS_ENV = "TORCHSPLIT_CONFORMANCE_BACKENDS"
@@ -77,13 +79,37 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 _ADAPTERS: dict[str, BackendAdapter] = {}
 
 
+def _not_built(package: str) -> str | None:
+    """Why ``package`` cannot be tested here: no compiled extension in it on sys.path.
+
+    tools/dev build skips a backend this machine or these flags cannot build
+    (torch_cuda without a toolkit, or with --config=cpu-only) and says why; its
+    conformance column then skips with this reason. A backend whose extension
+    exists but fails to import still fails.
+    """
+    for entry in sys.path:
+        if entry and any((Path(entry) / package).glob("*.so")):
+            return None
+    return (
+        f"{package} is not built here (no compiled extension in the package on sys.path): "
+        "tools/dev build builds every backend it can and names each one it skips, and why"
+    )
+
+
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> BackendAdapter:
     """The backend under test; skips (with the backend's reason) when it has no device."""
     package = request.param
     if package not in _ADAPTERS:
         # An import error is a failure, not a skip: a broken backend must not pass.
-        adapter = _fake_adapter() if package == "fake" else adapter_for(package)
+        if package == "fake":
+            import_fake_device()  # a missing build names the target to build
+            adapter = _fake_adapter()
+        else:
+            why = None if package in ("cpu", "torch_core") else _not_built(package)
+            if why:
+                pytest.skip(why)
+            adapter = adapter_for(package)
         adapter.load()
         _ADAPTERS[package] = adapter
     adapter = _ADAPTERS[package]

@@ -12,14 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import _fake_device
 import pytest
 
 import torch_core as tc
 import torch_emu  # noqa: F401  (holds 'emu', its fuser, profiler stubs and 'eccl')
+from builds import import_fake_device
 from torch_core import distributed as dist
 from torch_core import jit
 from torch_core._registration import RegistrationError
+
+_fake_device = import_fake_device()
 
 
 def _package(root: Path, name: str, body: str) -> None:
@@ -91,3 +93,57 @@ def test_profiler_stubs_of_another_backend_name_both() -> None:
         r"torch_acme cannot",
     ):
         _fake_device._register_profiler_stubs_as("torch_acme", "emu")
+
+
+# ---- replacing one of core's kernels (docs/adding-a-backend.md) ----------------------
+
+
+@pytest.fixture(scope="module")
+def acme() -> str:
+    """A device type owned by torch_acme with core's shared kernels, as the template has them."""
+    _fake_device._register_core_kernels_as("torch_acme", "kernel_acme")
+    return "kernel_acme"
+
+
+def test_registering_a_core_kernel_twice_names_the_owner_and_the_fix(acme: str) -> None:
+    with pytest.raises(ValueError) as error:
+        _fake_device._binary_kernel_as("torch_acme", "add", acme, "add")
+    message = str(error.value)
+    assert message.startswith(
+        "op 'add' already has a kernel for device type 'kernel_acme' (registered by torch_acme); "
+        'to replace it, call at::Dispatcher::instance().override_kernel("add", type, kernel)'
+    ), message
+    assert "docs/adding-a-backend.md" in message
+
+
+def test_the_owner_overrides_one_core_kernel_and_keeps_the_others(acme: str) -> None:
+    ones = tc.ones(3, device=f"{acme}:0")
+    assert (ones + ones).numpy().tolist() == [2.0, 2.0, 2.0]
+    _fake_device._binary_kernel_as("torch_acme", "add", acme, "sub", override=True)
+    assert (ones + ones).numpy().tolist() == [0.0, 0.0, 0.0]  # the replacement runs
+    assert (ones * 3).numpy().tolist() == [3.0, 3.0, 3.0]  # core's mul is untouched
+    assert _fake_device._kernel_owner("add", acme) == "torch_acme"
+    assert tc.ones(2).add(tc.ones(2)).numpy().tolist() == [2.0, 2.0]  # the CPU's add too
+    _fake_device._binary_kernel_as("torch_acme", "add", acme, "add", override=True)
+    assert (ones + ones).numpy().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_only_the_device_types_owner_may_override(acme: str) -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"torch_other cannot override op 'add' for device type 'kernel_acme': the device "
+        r"type is registered by torch_acme, and only its owner may replace its kernels",
+    ):
+        _fake_device._binary_kernel_as("torch_other", "add", acme, "sub", override=True)
+    with pytest.raises(ValueError, match="'cpu': the device type is registered by torch_core"):
+        _fake_device._binary_kernel_as("torch_acme", "add", "cpu", "sub", override=True)
+    assert _fake_device._kernel_owner("add", "cpu") == "torch_core"
+
+
+def test_override_of_an_op_without_a_kernel_is_refused(acme: str) -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"cannot override op 'addd' for device type 'kernel_acme': it has no kernel to "
+        r"replace; use register_kernel for a new op",
+    ):
+        _fake_device._binary_kernel_as("torch_acme", "addd", acme, "sub", override=True)

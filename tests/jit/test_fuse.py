@@ -14,14 +14,16 @@ import sys
 import warnings
 from pathlib import Path
 
-import _fake_device  # noqa: F401  (registers the test-only "fake" device type)
 import numpy as np
 import pytest
 
 import torch_core as tc
 import torch_emu
+from builds import import_fake_device
 from torch_core import jit
 from torch_emu import _EMUC
+
+import_fake_device()  # registers the test-only "fake" device type
 
 DEVICES = ["cpu", "emu:0"]
 DTYPES = [np.float32, np.float64]

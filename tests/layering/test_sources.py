@@ -16,6 +16,7 @@ from torchsplit.audit.policy import Derived, load_policy
 from torchsplit.audit.sources import check_sources
 
 POLICY = load_policy(REPO / "tools" / "layering" / "policy.bzl")
+# The small trees below have these; the checkout has every backend under third_device/.
 PACKAGES = ["core", "third_device/torch_cuda", "third_device/torch_emu"]
 BASE = {
     "core/BUILD.bazel": 'py_library(name = "torch_core")\n',
@@ -28,6 +29,11 @@ BASE = {
     "third_device/torch_emu/csrc/framework/EmuDriver.h": "",
 }
 
+CHECKOUT_PACKAGES = [
+    "core",
+    *sorted(f"third_device/{p.name}" for p in (REPO / "third_device").iterdir() if p.is_dir()),
+]
+
 
 def tree(tmp: Path, files: dict[str, str]) -> Path:
     for rel, text in {**BASE, **files}.items():
@@ -38,6 +44,10 @@ def tree(tmp: Path, files: dict[str, str]) -> Path:
 
 def messages(tmp: Path, files: dict[str, str]) -> str:
     return "\n".join(f.render() for f in check_sources(tree(tmp, files), POLICY, PACKAGES))
+
+
+def test_the_checkout_is_clean() -> None:
+    assert [f.render() for f in check_sources(REPO, POLICY, CHECKOUT_PACKAGES)] == []
 
 
 def test_python_imports_and_computed_loads(tmp_path: Path) -> None:

@@ -303,6 +303,7 @@ def test_real_graph_maps_core_and_backend_files() -> None:
     backends = sorted(discover_backends(REPO))
     core = selector.select("x", "y", [Change("M", "core/aten/native/ElementwiseMath.h")])
     assert core.names == ["core", *backends]
+    assert {"torch_cuda", "torch_emu", "torch_hip"} <= set(core.names)
     cuda = next(p for p in core.pipelines if p.name == "torch_cuda")
     # The why-line is a real dependency path, found by bazel query somepath.
     assert cuda.why.startswith("core/aten/native/ElementwiseMath.h -> //core:")

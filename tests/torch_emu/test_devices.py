@@ -7,12 +7,14 @@ import os
 import subprocess
 import sys
 
-import _fake_device  # noqa: F401  (registers the test-only "fake" device type)
 import numpy as np
 import pytest
 
 import torch_core as tc
 import torch_emu
+from builds import import_fake_device
+
+import_fake_device()  # registers the test-only "fake" device type
 
 
 def _mapped_ranges() -> list[tuple[int, int]]:

@@ -11,6 +11,7 @@ Every backend (torch_cuda, torch_emu, a vendor's) declares, in its own package:
   :pybinding    the Python extension <package>/<extension>.so linking the rest
   :<extension>  alias of :pybinding (e.g. :_CUDAC)
   :<backend>    py_library of the Python package, with the extension as data
+  :dev_dist_info  the development build's entry point (autoload without a wheel)
 
   :conformance_test  tests/conformance/ run on this backend's device type
 
@@ -26,6 +27,7 @@ load("@rules_python//python:defs.bzl", "py_library")
 load("//tests:conformance.bzl", "conformance_labels")
 load("//tools/build_defs:pytest.bzl", "pytest_test")
 load("//tools/build_defs:sources.bzl", "package_sources")
+load("//tools/build_defs:wheel.bzl", "backend_dev_dist_info")
 load("//tools/layering:graph.bzl", "layer_graph_test")
 load("//tools/layering:rules.bzl", "backend_visibility", "derived_readers")
 
@@ -162,10 +164,15 @@ def device_backend(
         actual = ":%s/%s.so" % (name, extension),
         visibility = visibility,
     )
+    backend_dev_dist_info(
+        name = "dev_dist_info",
+        backend = name,
+        **common
+    )
     py_library(
         name = name,
         srcs = native.glob(["%s/**/*.py" % name]) + generated.get("python", []),
-        data = [":%s/%s.so" % (name, extension)],
+        data = [":%s/%s.so" % (name, extension), ":dev_dist_info"],
         imports = ["."],
         deps = ["//core:torch_core"],
         **common

@@ -20,6 +20,61 @@ PLATFORM_TAG = "manylinux_2_35_x86_64"
 # in site-packages ($ORIGIN is the extension's directory).
 TORCH_CORE_LIB = "$ORIGIN/../torch_core/lib"
 
+# The entry point group torch_core imports its backends from (core/torch_core/_backends.py).
+BACKENDS_GROUP = "torch_core.backends"
+
+def backend_entry_point(backend):
+    """The backend's entry point, "emu = torch_emu": its wheel's and its development build's.
+
+    The name is the package without "torch_" (a package without the prefix
+    keeps its name), as docs/adding-a-backend.md shows it.
+    """
+    short = backend[len("torch_"):] if backend.startswith("torch_") else backend
+    return "%s = %s" % (short, backend)
+
+def _dev_dist_info_impl(ctx):
+    prefix = "%s-%s.dist-info/" % (ctx.attr.distribution, ctx.attr.version)
+    metadata = ctx.actions.declare_file(prefix + "METADATA")
+    entry_points = ctx.actions.declare_file(prefix + "entry_points.txt")
+    ctx.actions.write(metadata, "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (ctx.attr.distribution, ctx.attr.version))
+    ctx.actions.write(entry_points, "[%s]\n%s\n" % (BACKENDS_GROUP, ctx.attr.entry_point))
+    return [DefaultInfo(files = depset([metadata, entry_points]))]
+
+_dev_dist_info = rule(
+    implementation = _dev_dist_info_impl,
+    attrs = {
+        "distribution": attr.string(mandatory = True),
+        "entry_point": attr.string(mandatory = True),
+        "version": attr.string(mandatory = True),
+    },
+    doc = "A development build's <distribution>-<version>.dist-info: METADATA and entry_points.txt.",
+)
+
+def backend_dev_dist_info(name, backend, **kwargs):
+    """The metadata that makes a development build of `backend` autoload.
+
+    `import torch_core` imports the backends that declare a
+    `torch_core.backends` entry point, which importlib.metadata finds in the
+    `*.dist-info` directories on sys.path. An installed wheel has one; this
+    target puts the same one in bazel-bin/third_device/<backend>/, so a
+    source tree with that directory on sys.path (README.md's PYTHONPATH,
+    tests/conftest.py, a py_test's runfiles) autoloads the backend as an
+    installed one does, the way an editable install's metadata does. No
+    wheel contains it.
+
+    Args:
+      name: target name.
+      backend: the backend's name and package, e.g. "torch_emu".
+      **kwargs: common attributes (target_compatible_with, visibility).
+    """
+    _dev_dist_info(
+        name = name,
+        distribution = backend,
+        entry_point = backend_entry_point(backend),
+        version = VERSION,
+        **kwargs
+    )
+
 def _wheel_impl(ctx):
     name = "%s-%s-%s-%s-%s.whl" % (ctx.attr.distribution, ctx.attr.version, PYTHON_TAG, PYTHON_TAG, ctx.attr.platform)
     out = ctx.actions.declare_file(name)
@@ -158,9 +213,7 @@ def backend_wheel(name, backend, extension, summary, runpaths = [], pinned_requi
         requires = ["torch_core==" + VERSION],
         pinned_requires = pinned_requires,
         pins = pins,
-        # The entry point's name is the package without "torch_" (torch_acme:
-        # acme = torch_acme), as docs/adding-a-backend.md shows it.
-        entry_points = {"torch_core.backends": ["%s = %s" % (backend[len("torch_"):] if backend.startswith("torch_") else backend, backend)]},
+        entry_points = {BACKENDS_GROUP: [backend_entry_point(backend)]},
         # A wheel is a leaf: only //:wheels collects it (the layering policy
         # forbids core and other backends to see a backend's targets).
         visibility = ["//:__pkg__"],

@@ -1,4 +1,4 @@
-"""The couplings that need no build edge (issue 12): link, dlopen, Python import, config,
+"""The couplings that need no build edge: link, dlopen, Python import, config,
 other repositories. Each is a :class:`~torchsplit.audit.mutations.Mutation` the harness
 injects into its copy of the checkout; ``expect`` names every layer that must catch it."""
 

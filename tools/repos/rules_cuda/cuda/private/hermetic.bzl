@@ -62,7 +62,8 @@ def select_toolkit(rctx, locks):
     directory = "%s/%s" % (cache, digest)
     pins = lock_versions(rctx, lock)
     if not rctx.path(directory + "/.torchsplit-installed").exists:
-        how = "hermetic CUDA %s (%s) is not installed in %s: run tools/dev bootstrap" % (version, locks[version], directory)
+        flags = "" if version == versions[0] else " --repo_env=HERMETIC_CUDA_VERSION=" + version
+        how = "hermetic CUDA %s (%s) is not installed in %s: run tools/dev bootstrap%s" % (version, locks[version], directory, flags)
         return struct(system = False, version = version, dir = None, pins = pins, how = how)
     how = "hermetic CUDA %s from %s" % (version, locks[version])
     return struct(system = False, version = version, dir = directory, pins = pins, how = how)
