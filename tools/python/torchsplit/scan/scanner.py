@@ -6,40 +6,49 @@ families it belongs to ("cuda", "rocm": see :mod:`torchsplit.vendors`). Categori
 =====================  ==============================================================
 use-cuda-guard         a conditional on a build flag (USE_CUDA, USE_ROCM, CUDA_VERSION...)
 cuda-compiler-macro    ``__CUDACC__``/``__CUDA_ARCH__``/``__NVCC__``/``__HIPCC__``/``__HIP__``...
-cuda-api-macro         torch's vendor export/check macros (``TORCH_CUDA_CPP_API``,
-                       ``C10_CUDA_CHECK``, ``MIOPEN_CHECK``, ``C10D_NCCL_CHECK``...)
-vendor-api             a vendor C API name (``cudaStream_t``, ``cuInit``, ``hipMalloc``...)
+cuda-api-macro         torch's own macro around a vendor (``TORCH_CUDA_CPP_API``,
+                       ``C10_CUDA_CHECK``, ``MIOPEN_CHECK``, ``CUDABLAS_GEMM_ARGTYPES(...)``)
+vendor-api             the vendor's API: C names (``cudaStream_t``, ``cuInit``, ``hipMalloc``),
+                       SDK macros and constants (``CUTLASS_HOST_DEVICE``, ``HIP_R_32F``),
+                       SDK namespaces (``cutlass::``, ``thrust::``)
+vendor-setting         torch's per-vendor state and settings (``userEnabledCuDNN()``,
+                       ``allowTF32CuBLAS()``, ``Float32Backend::CUDA``, ``_set_cudnn_enabled``)
 is-cuda                ``.is_cuda()`` / ``.is_hip()`` tests
-device-type-cuda       ``kCUDA``, ``DeviceType::HIP``, ``DispatchKey::SparseCUDA``...
+device-type-cuda       ``kCUDA``, ``DeviceType::HIP``, ``DispatchKey::SparseCUDA``,
+                       ``BackendComponent::CUDABit``, Python ``DispatchKey.AutogradCUDA``
 cuda-device-string     a device string literal ``"cuda"``, ``"cuda:1"``, ``f"cuda:{rank}"``
 dlopen                 a string naming a vendor shared library (``"libcuda.so.1"``)
 cuda-include           ``#include`` of a vendor SDK header (cuda_runtime.h, hip/..., nvml.h)
 backend-include        ``#include`` of a torch backend header that moves (``ATen/cuda/...``,
                        ``"../hip/X.cuh"`` resolved against the including file)
 moved-include          ``#include`` of a file in the ``--moves`` set (from one that stays)
-python-torch-cuda      ``torch.cuda``, ``torch.backends.cudnn``, ``_cuda_*``, ``.cuda()``...
-cuda-mention           any other vendor word in code or in a string literal
+python-torch-cuda      ``torch.cuda``, ``torch.backends.cudnn``, ``torch._C._cusparselt``,
+                       ``_cuda_*``, ``.cuda()``, a string naming one
+vendor-identifier      any other identifier in code that names a vendor (``TEST_WITH_ROCM``,
+                       ``cudnn_batch_norm``, ``CUDA_HELP``)
+vendor-op              in generated code: a vendor-named operator it declares
+                       (``cudnn_convolution``), or an include of ``ATen/ops/<vendor op>.h``
+cuda-mention           a vendor word in a string literal
 comment-mention        a vendor word in a comment
 =====================  ==============================================================
 
 A preprocessor conditional is reported once, at its first vendor directive, with the
 extent of the whole ``#if ... #endif`` and each branch labelled ("CUDA side", "ROCm
-side", "CUDA+ROCm side" or "other"); it carries every category its conditions belong
-to. Tokens inside ``#define`` bodies are classified like any code, with the column of
-their own physical line. Matches inside comments and strings never count for the code
-categories.
+side", "CUDA+ROCm side" or "other", see :mod:`torchsplit.scan.conditions`); it carries
+every category its conditions belong to. Tokens inside ``#define`` bodies are classified
+like any code, with the column of their own physical line. Matches inside comments and
+strings never count for the code categories.
+
+Per file the scan also says whether its code is all the vendor's (:attr:`FileResult.
+vendor_code`): every line of code inside vendor-side branches, an unconditional include
+of a vendor SDK or backend header, or a module-level import of a vendor SDK in Python.
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import heapq
-import itertools
 import os
 import re
 import stat
-from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -47,24 +56,68 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from torchsplit import vendors
+from torchsplit.scan import conditions
+from torchsplit.scan.classify import (
+    TORCH_ROOTS,
+    classify_c,
+    classify_include,
+    classify_python,
+    classify_string,
+    squash,
+)
+from torchsplit.scan.lexer import CHAR, COMMENT, Lines, Tokens, lex_c, lex_python
+from torchsplit.scan.words import (
+    COMPILER_MACRO,
+    families_of,
+    first_candidate,
+    has_candidate,
+    has_cu_include,
+    vendor_spans,
+    vendor_words,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "MENTION_CATEGORIES",
+    "NON_CODE_CATEGORIES",
+    "TORCH_ROOTS",
+    "FileResult",
+    "Finding",
+    "MovedFiles",
+    "ScanResult",
+    "Selection",
+    "families_of",
+    "has_candidate",
+    "scan_c_text",
+    "scan_paths",
+    "scan_python_text",
+    "scan_tree",
+    "vendor_words",
+]
 
 CATEGORIES: dict[str, str] = {
     "use-cuda-guard": "preprocessor conditional on a CUDA/ROCm build flag",
     "cuda-compiler-macro": "__CUDACC__/__CUDA_ARCH__/__NVCC__/__HIPCC__/__HIP__...",
-    "cuda-api-macro": "vendor export/check macro",
-    "vendor-api": "vendor C API name (cudaStream_t, cuInit, hipMalloc...)",
+    "cuda-api-macro": "torch's own macro around a vendor (export, check, helpers)",
+    "vendor-api": "vendor API: C names, SDK macros/constants, SDK namespaces",
+    "vendor-setting": "torch's per-vendor state/settings (userEnabledCuDNN, allowTF32CuBLAS)",
     "is-cuda": "is_cuda()/is_hip() test",
-    "device-type-cuda": "CUDA/HIP device type or dispatch key",
+    "device-type-cuda": "CUDA/HIP device type, dispatch key or backend bit",
     "cuda-device-string": '"cuda" device string',
     "dlopen": "string naming a vendor shared library (dlopen/ctypes)",
     "cuda-include": "include of a vendor SDK header",
     "backend-include": "include of a torch backend header that moves",
     "moved-include": "include of a file in the --moves set",
-    "python-torch-cuda": "torch.cuda / _cuda_* use in Python",
-    "cuda-mention": "other vendor word in code or a string",
+    "python-torch-cuda": "torch.cuda / torch.backends.cudnn / _cuda_* use in Python",
+    "vendor-identifier": "other identifier in code naming a vendor",
+    "vendor-op": "a vendor-named ATen operator declared by generated code (cudnn_convolution)",
+    "cuda-mention": "vendor word in a string literal",
     "comment-mention": "vendor word in a comment",
 }
 MENTION_CATEGORIES = frozenset(("cuda-mention", "comment-mention"))
+# Not a coupling to remove from a file that stays: prose, and the operator registry's
+# declarations of vendor-named operators (their schema stays in core).
+NON_CODE_CATEGORIES = MENTION_CATEGORIES | {"vendor-op"}
 
 C_SUFFIXES = (
     ".c",
@@ -89,117 +142,6 @@ TEXT_WIDTH = 160  # a finding's source text is cut to this many characters
 BINARY_PROBE = 8192  # bytes read to tell a binary file (a NUL byte) from text
 GENERATED_PROBE = 2048  # the @generated marker must sit in the file's head
 STRING_PROBE = 4096  # only a string literal's head is classified
-TORCH_ROOTS = frozenset(("ATen", "c10", "torch", "caffe2", "THC", "aten", "THCUNN"))
-
-# --- vocabulary (from torchsplit.vendors) -----------------------------------------------
-
-_PREFIX = {w: fam for fam, words in vendors.SOURCE_PREFIX_WORDS.items() for w in words}
-_EXACT = {w: fam for fam, words in vendors.SOURCE_EXACT_WORDS.items() for w in words}
-_PREFIX_RE = re.compile("(" + "|".join(sorted(_PREFIX, key=len, reverse=True)) + ")")
-_THC = re.compile(vendors.THC_REGEX)
-
-
-def _trie(words: list[str]) -> str:
-    """An alternation factored by first letter: far faster than a flat one in ``re``."""
-    heads: dict[str, list[str]] = {}
-    for word in words:
-        heads.setdefault(word[0], []).append(word[1:])
-    alts = []
-    for head, rests in sorted(heads.items()):
-        if "" in rests:  # the head alone already marks a candidate
-            alts.append(re.escape(head))
-        elif len(rests) == 1:
-            alts.append(re.escape(head + rests[0]))
-        else:
-            alts.append(re.escape(head) + "(?:" + _trie(rests) + ")")
-    return "|".join(alts)
-
-
-# Candidates: run on lower-cased text, plus the case-sensitive driver-API spellings.
-_CANDIDATE_LOW = re.compile(_trie(list(vendors.source_substrings())))
-_CANDIDATE_LOW_I = re.compile(_CANDIDATE_LOW.pattern, re.IGNORECASE)
-_CANDIDATE_CU = re.compile(r"cu[A-Z]|CU[a-z]")
-_CU_SUFFIX = re.compile(r"\.cuh?\b")
-
-
-def _candidates(text: str) -> Iterator[int]:
-    """Offsets in ``text`` where a vendor token may start, in order (possibly repeated).
-
-    Lazy: a dense 50 MB file has millions of candidates, and a list of them as Python
-    ints would cost more memory than the text itself.
-    """
-    return heapq.merge(*_candidate_runs(text))
-
-
-def _candidate_runs(text: str) -> tuple[Iterator[int], Iterator[int]]:
-    """The two sources of candidates, each in order (words; driver-API spellings)."""
-    low = text.lower()
-    if len(low) == len(text):
-        hits = (m.start() for m in _CANDIDATE_LOW.finditer(low))
-    else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
-        del low
-        hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
-    return hits, (m.start() for m in _CANDIDATE_CU.finditer(text))
-
-
-def has_candidate(text: str) -> bool:
-    """Complete prefilter: False only when ``text`` cannot hold any finding.
-
-    A substring hit counts only when the identifier around it is a vendor token (so
-    "relationship" does not make a file worth lexing), a library file name
-    (``libMIOpen``), or a ``.cu``/``.cuh`` include.
-    """
-    # Any one candidate settles it, so order does not matter: no merge (called per token).
-    for pos in itertools.chain(*_candidate_runs(text)):
-        start, end = _ident_at(text, pos)
-        ident = text[start:end]
-        if not ident:
-            continue
-        if ident.startswith("lib") or vendor_words(ident) or _COMPILER_MACRO.fullmatch(ident):
-            return True
-        if any(rx.match(ident) for _, rx in _API):
-            return True
-    return _CU_SUFFIX.search(text) is not None
-
-
-_COMPILER_MACRO = re.compile(r"\b" + vendors.COMPILER_MACRO_REGEX + r"\b")
-_API = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.API_REGEX.items()]
-_DEVICE_WORD = {w: fam for fam, ws in vendors.DEVICE_TYPE_WORDS.items() for w in ws}
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def vendor_words(text: str) -> dict[str, str]:
-    """Vendor words in ``text`` (identifier, path or prose), each with its family."""
-    return dict(_vendor_words(text))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
-    found: dict[str, str] = {}
-    for part in _SPLIT.split(text):
-        if not part:
-            continue
-        if _THC.match(part):
-            found.setdefault("thc", "cuda")
-        pieces = _CAMEL.findall(part)
-        for piece in (part, *pieces):
-            lower = piece.lower()
-            fam = _EXACT.get(lower)
-            if fam is None:
-                m = _PREFIX_RE.match(lower)
-                if m is not None:
-                    fam = _PREFIX[m.group(1)]
-                    lower = m.group(1)
-            if fam is not None:
-                found.setdefault(lower, fam)
-    return tuple(found.items())
-
-
-def families_of(text: str) -> tuple[str, ...]:
-    return tuple(sorted(set(vendor_words(text).values())))
-
 
 # --- findings ---------------------------------------------------------------------------
 
@@ -281,12 +223,12 @@ class Tally:
     """Findings counted but not kept as objects (beyond ``max_per_file``)."""
 
     count: int = 0
-    code: int = 0  # those with a code category (not only comment/cuda-mention)
+    code: int = 0  # those with a code category (not only mentions or vendor-op)
     categories: Counter[str] = field(default_factory=Counter)
 
     def add(self, categories: tuple[str, ...]) -> None:
         self.count += 1
-        if not MENTION_CATEGORIES.issuperset(categories):
+        if not NON_CODE_CATEGORIES.issuperset(categories):
             self.code += 1
         self.categories.update(categories)
 
@@ -337,10 +279,11 @@ class FileSink:
     Filters and allowlist apply first, so what they drop never counts against the limit.
     """
 
-    def __init__(self, path: str, line_text: Callable[[int, int], str], selection: Selection):
+    def __init__(self, path: str, lines: Lines, selection: Selection):
         self.path = path
-        self.line_text = line_text
+        self.lines = lines
         self.selection = selection
+        self.vendor_code: tuple[tuple[str, ...], str] | None = None
         # An entry's path glob is the same for every finding of the file: test it once.
         self.rules = [r for r in selection.allow if r.matches_path(path)]
         self.kept = _FirstN(selection.max_per_file)
@@ -358,7 +301,9 @@ class FileSink:
         span: tuple[int, int] | None = None,
         also: tuple[str, ...] = (),
         branches: tuple[tuple[int, int, str], ...] = (),
+        line_start: int | None = None,
     ) -> None:
+        """One finding; ``line_start`` (the offset of its line) saves a line lookup."""
         categories = (category, *also) if also else (category,)
         if not self.selection.selects(categories, fams):
             return
@@ -371,7 +316,7 @@ class FileSink:
             col,
             category,
             message,
-            self.line_text(line, col),
+            line_text(self.lines, line, col, line_start),
             span,
             fams,
             also,
@@ -390,6 +335,7 @@ class FileSink:
         result.allowed = self.allowed.result()
         result.allowed_unlisted = self.allowed.rest.count
         result.used_entries = frozenset(self.used)
+        result.vendor_code = self.vendor_code
 
 
 @dataclass
@@ -426,27 +372,21 @@ class MovedFiles:
         )
 
 
-class _Lines:
-    def __init__(self, text: str):
-        self.text = text
-        # An array, not a list: 8 bytes a line instead of ~36 (a million-line file).
-        self.starts = array("q", [0])
-        self.starts.extend(m.end() for m in re.finditer("\n", text))
+# --- text of a finding --------------------------------------------------------------------
 
-    def locate(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + 1, offset - self.starts[index] + 1
 
-    def line_text(self, number: int, column: int = 1) -> str:
-        """The line's text around ``column``, never copying more than a window of it."""
-        start = self.starts[number - 1]
-        low = start + max(0, column - 1 - TEXT_WIDTH)
-        limit = start + column - 1 + TEXT_WIDTH
-        end = self.text.find("\n", low, limit)
-        if end < 0:
-            end = min(len(self.text), limit)
-        text = excerpt(self.text[low:end], column - (low - start))
-        return text if low == start or text.startswith("...") else "..." + text
+def line_text(lines: Lines, number: int, column: int = 1, start: int | None = None) -> str:
+    """The line's text around ``column``, never copying more than a window of it."""
+    text = lines.text
+    if start is None:
+        start = lines.start(number)
+    low = start + max(0, column - 1 - TEXT_WIDTH)
+    limit = start + column - 1 + TEXT_WIDTH
+    end = text.find("\n", low, limit)
+    if end < 0:
+        end = min(len(text), limit)
+    cut = excerpt(text[low:end], column - (low - start))
+    return cut if low == start or cut.startswith("...") else "..." + cut
 
 
 def excerpt(line: str, column: int = 1) -> str:
@@ -458,184 +398,22 @@ def excerpt(line: str, column: int = 1) -> str:
     return ("..." if begin else "") + cut + ("..." if begin + TEXT_WIDTH < len(line) else "")
 
 
-def _squash(text: str, width: int = 100) -> str:
-    out = " ".join(text.split())
-    return out if len(out) <= width else out[: width - 3] + "..."
+# --- conditionals -----------------------------------------------------------------------
 
-
-def _blank(text: str) -> str:
-    if "\n" not in text:
-        return " " * len(text)
-    return re.sub(r"[^\n]", " ", text)
-
-
-class _Pieces:
-    """Builds a long string from many small pieces, joining them as it goes.
-
-    A file dense with comments or strings has millions of pieces: a list of them all
-    costs far more memory than the text they make up.
-    """
-
-    BATCH = 4096
-
-    def __init__(self) -> None:
-        self.chunks: list[str] = []
-        self.pieces: list[str] = []
-
-    def append(self, piece: str) -> None:
-        self.pieces.append(piece)
-        if len(self.pieces) >= self.BATCH:
-            self.chunks.append("".join(self.pieces))
-            self.pieces.clear()
-
-    def join(self) -> str:
-        self.chunks.append("".join(self.pieces))
-        return "".join(self.chunks)
-
-
-class _Spans:
-    """Comments or string contents worth a look, as (reported offset, start, end).
-
-    Offsets in an array, not copies of the text: a file dense with comments would
-    otherwise hold a second copy of itself as millions of small strings.
-    """
-
-    def __init__(self) -> None:
-        self.flat = array("q")
-
-    def append(self, start: int, end: int, at: int | None = None) -> None:
-        self.flat.extend((start if at is None else at, start, end))
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        flat = self.flat
-        return ((flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3))
-
-
-# Every alternative starts with a literal character, so ``re`` can skip ahead fast;
-# identifier boundaries are checked by look-behinds placed after that character.
-_RAW_OPEN = r"(?:R(?<![A-Za-z0-9_]R)|u8R(?<![A-Za-z0-9_]u8R)|[uUL]R(?<![A-Za-z0-9_][uUL]R))"
-_STR_OPEN = r'(?:"|u8"(?<![A-Za-z0-9_]u8")|[uUL]"(?<![A-Za-z0-9_][uUL]"))'
-_C_LEX = re.compile(
-    r"(?P<lc>//[^\n]*)"
-    r"|(?P<bc>/\*.*?(?:\*/|\Z))"
-    r"|(?P<raw>" + _RAW_OPEN + r'"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)")'
-    r"|(?P<str>" + _STR_OPEN + r'(?:\\.|[^"\\\n])*")'
-    r"|(?P<chr>'(?<![A-Za-z0-9_]')(?:\\.|[^'\\\n]){1,8}')",
-    re.S,
-)
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)$")
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)", re.S)
 _INCLUDE = re.compile(
-    r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"]+)[>"]'
+    r'[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"\n]+)[>"]'
 )
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<name>\w+)")
+_DEFINE_AT = re.compile(r"#[ \t]*define[ \t]+(?P<name>\w+)")
+_DEFINE_NAME = re.compile(r"[ \t]+(?P<name>\w+)")
+_CONTINUATION = re.compile(r"\\\r?\n")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GUARD_DIRECTIVES = frozenset(("if", "ifdef", "ifndef", "elif"))
-# Each alternative starts with a literal character so ``re`` can skip ahead fast; the
-# word boundary before it is a look-behind placed after that character.
-_PY_TORCH_CUDA = re.compile(
-    r"t(?<![\w.]t)orch\.(?:cuda|backends\.(?:cuda|cudnn|miopen)|version\.(?:cuda|hip)"
-    r"|_C\._cuda\w*)\b"
-    r"|_(?<![\w.]_)cuda_\w+"
-    r"|\.cuda\s*\("
+# A line of code that is more than structure: not a directive (but a #define is code),
+# not a brace, a namespace or an extern "C" block.
+_SUBSTANTIVE = re.compile(
+    r'^[ \t]*(?:#[ \t]*define\b|(?!#|\}|\{|namespace\b|extern[ \t]+"C"|;|$)\S)', re.M
 )
-_DEVICE_STRING = re.compile(r"(?P<w>cuda|hip)(?::(?:\d+|\{[^{}]*\}|%d|)?)?")
-_DEVICE_QUALIFIER = re.compile(r"(?:DeviceType|DispatchKey|Backend)\s*::\s*\Z")
-# Torch's own macros around a vendor API (C10_CUDA_CHECK, TORCH_CUDA_CPP_API, MIOPEN_CHECK)
-# win over the vendor's enum spellings (CUFFT_SUCCESS) that share their prefix.
-_TORCH_MACRO = re.compile(r"_(?:CHECK|API|ASSERT|LAUNCH|EXPORT|IMPORT)(?:_|\Z)|^(?:C10|AT|TORCH)_")
-_IS_DEVICE = re.compile(r"is_(?:cuda|hip)\Z")
-
-
-def _lex_c(text: str) -> tuple[str, _Spans, _Spans]:
-    """Masked code (comments and string contents blanked), comments, string contents."""
-    pieces = _Pieces()
-    comments = _Spans()
-    strings = _Spans()
-    last = 0
-    for m in _C_LEX.finditer(text):
-        pieces.append(text[last : m.start()])
-        token = m.group(0)
-        kind = m.lastgroup
-        if kind in ("lc", "bc"):
-            if has_candidate(token):  # keep only comments that can hold a mention
-                comments.append(m.start(), m.end())
-            pieces.append(_blank(token))
-        elif kind in ("raw", "str", "delim"):
-            quote = token.index('"')
-            start, end = quote + 1, len(token) - 1
-            if m.group("raw") is not None:
-                delim = m.group("delim") or ""
-                start, end = quote + 2 + len(delim), len(token) - 2 - len(delim)
-            if has_candidate(token[start:end]):
-                # reported where the literal's text starts, a raw string's delimiter too
-                strings.append(m.start() + start, m.start() + end, at=m.start() + quote + 1)
-            pieces.append(token[: quote + 1] + _blank(token[quote + 1 : -1]) + token[-1])
-        else:  # char literal
-            pieces.append(token[0] + _blank(token[1:-1]) + token[-1])
-        last = m.end()
-    pieces.append(text[last:])
-    return pieces.join(), comments, strings
-
-
-def _classify_ident(code: str, start: int, end: int) -> tuple[str, str, tuple[str, ...]] | None:
-    """(category, message, families) of the identifier ``code[start:end]``, if vendor."""
-    ident = code[start:end]
-    if _COMPILER_MACRO.fullmatch(ident):
-        fam = "rocm" if ident.startswith("__HIP") else "cuda"
-        return "cuda-compiler-macro", f"uses {ident}", (fam,)
-    if ident in ("kCUDA", "kHIP"):
-        return "device-type-cuda", f"names {ident}", (_DEVICE_WORD[ident[1:]],)
-    qualifier = _DEVICE_QUALIFIER.search(code, max(0, start - 40), start)
-    if qualifier is not None:
-        fams = {fam for w, fam in _DEVICE_WORD.items() if w in _CAMEL.findall(ident)}
-        if fams:
-            owner = qualifier.group(0).split(":")[0].strip()
-            return "device-type-cuda", f"names {owner}::{ident}", tuple(sorted(fams))
-    if _IS_DEVICE.match(ident):
-        before = code[max(0, start - 8) : start].rstrip()
-        after = code[end : end + 8].lstrip()
-        if before.endswith((".", "->")) or after.startswith("("):
-            fam = "rocm" if ident.endswith("hip") else "cuda"
-            return "is-cuda", f"tests {ident}", (fam,)
-    words = vendor_words(ident)
-    macro = "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_")
-    if macro and words and _TORCH_MACRO.search(ident):
-        return "cuda-api-macro", f"uses {ident}", tuple(sorted(set(words.values())))
-    for fam, rx in _API:
-        if rx.match(ident):
-            return "vendor-api", f"uses {ident}", (fam,)
-    if not words:
-        return None
-    fams = tuple(sorted(set(words.values())))
-    if macro:
-        return "cuda-api-macro", f"uses {ident}", fams
-    return "cuda-mention", f"names {ident}", fams
-
-
-def _ident_at(code: str, pos: int) -> tuple[int, int]:
-    start = pos
-    while start > 0 and code[start - 1] in _IDENT_CHARS:
-        start -= 1
-    end = pos
-    while end < len(code) and code[end] in _IDENT_CHARS:
-        end += 1
-    return start, end
-
-
-def _vendor_idents(code: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each identifier in ``code`` holding a candidate vendor substring."""
-    last_end = -1
-    for pos in _candidates(code):
-        if pos < last_end:
-            continue
-        start, end = _ident_at(code, pos)
-        if end <= start or code[start].isdigit():
-            continue
-        last_end = end
-        yield start, end
-
-
-# --- conditionals -----------------------------------------------------------------------
 
 
 @dataclass
@@ -645,7 +423,7 @@ class _Branch:
     condition: str
     families: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    negated: bool = False
+    offset: int = 0  # where its line starts
 
 
 @dataclass
@@ -664,7 +442,7 @@ def _condition(kw: str, rest: str) -> _Branch:
         ident = m.group(0)
         if ident == "defined":
             continue
-        if _COMPILER_MACRO.fullmatch(ident):
+        if COMPILER_MACRO.fullmatch(ident):
             if "cuda-compiler-macro" not in cats:
                 cats.append("cuda-compiler-macro")
             fams.add("rocm" if ident.startswith("__HIP") else "cuda")
@@ -676,35 +454,14 @@ def _condition(kw: str, rest: str) -> _Branch:
             fams.update(words.values())
     branch.categories = tuple(sorted(cats, key=lambda c: c != "use-cuda-guard"))
     branch.families = tuple(sorted(fams))
-    simple = "&&" not in rest and "||" not in rest
-    branch.negated = kw == "ifndef" or (simple and rest.lstrip().startswith("!"))
     return branch
 
 
-def _side(families: tuple[str, ...]) -> str:
-    if families == ("cuda",):
-        return "CUDA side"
-    if families == ("rocm",):
-        return "ROCm side"
-    return "CUDA+ROCm side"
-
-
-def _labels(branches: list[_Branch]) -> list[str]:
-    labels: list[str] = []
-    negated: set[str] = set()
-    for b in branches:
-        if b.kw == "else":
-            labels.append(_side(tuple(sorted(negated))) if negated else "other")
-        elif b.families and not b.negated:
-            labels.append(_side(b.families))
-        else:
-            if b.families:
-                negated.update(b.families)
-            labels.append("other")
-    return labels
-
-
-# --- C/C++ ------------------------------------------------------------------------------
+_SIDE_FAMILIES = {
+    "CUDA side": ("cuda",),
+    "ROCm side": ("rocm",),
+    "CUDA+ROCm side": ("cuda", "rocm"),
+}
 
 
 class _LineSet:
@@ -723,19 +480,199 @@ class _LineSet:
         return bool(self.flags[line])
 
 
-class _CodeLines:
-    """The lines of masked code, cut out on demand (``code.split`` would copy them all)."""
+# --- C/C++ ------------------------------------------------------------------------------
 
-    def __init__(self, code: str, starts: array[int]):
-        self.code = code
-        self.starts = starts
 
-    def __len__(self) -> int:
-        return len(self.starts)
+class _CScan:
+    """One C/C++/CUDA file: directives first, then code, strings and comments."""
 
-    def __getitem__(self, index: int) -> str:
-        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.code)
-        return self.code[self.starts[index] : end]
+    def __init__(self, text: str, path: str, moved: MovedFiles | None, file_moves: bool):
+        self.text = text
+        self.path = path
+        self.moved = moved
+        self.file_moves = file_moves
+        self.lines = Lines(text)
+        self.tokens = lex_c(text)
+        self.skip = _LineSet(len(self.lines))  # directive lines reported as a whole
+        self.defined: set[str] = set()
+        self.vendor_bodies: list[tuple[int, int, tuple[str, ...]]] = []  # lines, families
+        self.structure = _LineSet(len(self.lines))  # include guards, vendor directives
+        self.requires: tuple[tuple[str, ...], str] | None = None
+
+    def directives(self, add: Callable[..., None]) -> None:
+        text, tokens, lines = self.text, self.tokens, self.lines
+        stack: list[_Conditional] = []
+        done = 0  # end of the last directive: its continuation lines are not directives
+        size = len(text)
+        hash_at = text.find("#")
+        while hash_at >= 0:
+            start = text.rfind("\n", 0, hash_at) + 1
+            nxt = hash_at + 1
+            if start < done or text[start:hash_at].strip(" \t") or tokens.find(hash_at) >= 0:
+                hash_at = text.find("#", nxt)
+                continue
+            end = text.find("\n", hash_at)
+            if end < 0:
+                end = size
+            while end < size and text[end - 1] == "\\" and tokens.find(end - 1) < 0:
+                more = text.find("\n", end + 1)
+                end = size if more < 0 else more
+            done = end
+            hash_at = text.find("#", end)
+            logical = tokens.masked(start, end)
+            if "\\" in logical:
+                logical = _CONTINUATION.sub(" ", logical)
+            d = _DIRECTIVE.match(logical)
+            if d is None:
+                continue
+            line_no = lines.locate(start)[0]
+            last_line = line_no + text.count("\n", start, end)
+            kw, rest = d.group("kw"), d.group("rest")
+            if kw in ("if", "ifdef", "ifndef"):
+                branch = _condition(kw, rest)
+                branch.line, branch.offset = line_no, start
+                cond = _Conditional([branch])
+                if kw == "ifndef" and rest.split():
+                    guard = self._include_guard(end, rest.split()[0])
+                    if guard:
+                        cond.include_guard = True
+                        self.structure.update(range(line_no, last_line + 1))
+                        self.structure.add(guard)
+                        if branch.families:
+                            self.skip.add(guard)
+                stack.append(cond)
+                self.skip.update(range(line_no, last_line + 1))
+            elif kw in ("elif", "else"):
+                self.skip.update(range(line_no, last_line + 1))
+                if stack:
+                    branch = _condition(kw, rest)
+                    branch.line, branch.offset = line_no, start
+                    stack[-1].branches.append(branch)
+            elif kw == "endif":
+                if stack:
+                    self._close(stack.pop(), line_no, True, add)
+            elif kw == "define":
+                name = _DEFINE_NAME.match(rest)
+                if name is not None:
+                    self.defined.add(name.group("name"))
+            elif kw in ("include", "include_next", "import"):
+                self.skip.update(range(line_no, last_line + 1))
+                inc = _INCLUDE.match(text, start, min(len(text), start + 4096))
+                if inc is not None:
+                    depth = sum(1 for c in stack if not c.include_guard)
+                    quoted = inc.group("q") == '"'
+                    self._include(inc.group("path"), quoted, line_no, start, depth, add)
+        for cond in reversed(stack):  # unterminated conditionals run to the end of the file
+            self._close(cond, len(lines), False, add)
+
+    def _include_guard(self, end: int, name: str) -> int:
+        """The line of ``#define NAME`` right after ``#ifndef NAME`` (0 if none)."""
+        at = self.tokens.next_code(end)
+        m = _DEFINE_AT.match(self.text, at)
+        if m is None or m.group("name") != name:
+            return 0
+        return self.lines.locate(at)[0]
+
+    def _close(
+        self, cond: _Conditional, end_line: int, terminated: bool, add: Callable[..., None]
+    ) -> None:
+        vendor = [b for b in cond.branches if b.families]
+        if not vendor or cond.include_guard:
+            return
+        first = vendor[0]
+        cats: list[str] = []
+        fams: set[str] = set()
+        for b in vendor:
+            fams.update(b.families)
+            cats.extend(c for c in b.categories if c not in cats)
+        cats.sort(key=lambda c: c != "use-cuda-guard")
+        labels = conditions.branch_sides([(b.kw, b.condition) for b in cond.branches])
+        bounds = [b.line for b in cond.branches] + [end_line]
+        branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
+        build_flag = "use-cuda-guard" in cats  # a compiler-only #if is a core header's too
+        for a, b, side in branches:
+            self.structure.add(a)
+            if build_flag and side in _SIDE_FAMILIES and b > a + 1:
+                self.vendor_bodies.append((a + 1, b - 1, _SIDE_FAMILIES[side]))
+        self.structure.add(end_line)
+        start = cond.branches[0].line
+        sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
+        tail = "" if terminated else ", no #endif"
+        add(
+            first.line,
+            1,
+            cats[0],
+            f"#{first.kw} {squash(first.condition)}: lines {start}-{end_line} ({sides}{tail})",
+            tuple(sorted(fams)),
+            span=(start, end_line),
+            also=tuple(cats[1:]),
+            branches=branches,
+            line_start=first.offset,
+        )
+
+    def _include(
+        self,
+        target: str,
+        quoted: bool,
+        line_no: int,
+        line_start: int,
+        depth: int,
+        add: Callable[..., None],
+    ) -> None:
+        hit = classify_include(target, quoted, self.path)
+        resolved = hit[3] if hit is not None else target
+        if self.moved is not None and not self.file_moves:
+            moved = self.moved.match(resolved)
+            if moved is not None:
+                shown = target if resolved == target else f"{target} (= {resolved})"
+                add(
+                    line_no,
+                    1,
+                    "moved-include",
+                    f"includes {shown}, which moves ({moved})",
+                    families_of(moved) or ("cuda",),
+                    line_start=line_start,
+                )
+                return
+        if hit is None:
+            return
+        category, message, fams, _ = hit
+        add(line_no, 1, category, message, fams, line_start=line_start)
+        if depth == 0 and self.requires is None:
+            self.requires = (fams, f"includes <{target}> unconditionally")
+
+    def vendor_code(self) -> tuple[tuple[str, ...], str] | None:
+        """Families and reason when the file's code is all a vendor's."""
+        if self.requires is not None:
+            return self.requires
+        if not self.vendor_bodies:
+            return None
+        inside = bytearray(len(self.lines) + 2)
+        fams: set[str] = set()
+        for a, b, f in self.vendor_bodies:
+            inside[a : b + 1] = b"\1" * (b - a + 1)
+            fams.update(f)
+        # Code outside every vendor-side branch, apart from structure, makes it shared.
+        outside = bytearray(x | y for x, y in zip(inside, self.structure.flags, strict=True))
+        if self._has_code(outside, 0) or not self._has_code(inside, 1):
+            return None
+        return tuple(sorted(fams)), "all its code is inside vendor-side #if branches"
+
+    def _has_code(self, flags: bytearray, want: int) -> bool:
+        """Whether a line ``n`` (1-based) with ``flags[n] == want`` holds code."""
+        lines = self.lines
+        total = len(lines)
+        target, other = bytes((want,)), bytes((1 - want,))
+        n = flags.find(target, 1, total + 1)
+        while n >= 0:
+            end = flags.find(other, n, total + 1)
+            if end < 0:
+                end = total + 1
+            masked = self.tokens.masked(lines.start(n), lines.end_of(end - 1))
+            if _SUBSTANTIVE.search(masked):
+                return True
+            n = flags.find(target, end, total + 1)
+        return False
 
 
 def scan_c_text(
@@ -753,240 +690,118 @@ def scan_c_text(
 
 
 def _scan_c(
-    text: str, path: str, moved: MovedFiles | None, file_moves: bool, selection: Selection
+    text: str,
+    path: str,
+    moved: MovedFiles | None,
+    file_moves: bool,
+    selection: Selection,
+    spans: list[tuple[int, int]] | None = None,
+    generated: bool = False,
 ) -> FileSink:
-    lines = _Lines(text)
-    sink = FileSink(path, lines.line_text, selection)
+    scan = _CScan(text, path, moved, file_moves)
+    lines, tokens, skip = scan.lines, scan.tokens, scan.skip
+    sink = FileSink(path, lines, selection)
     add = sink.add
-    code, comments, strings = _lex_c(text)
-    code_lines = _CodeLines(code, lines.starts)
-
-    stack: list[_Conditional] = []
-    skip_lines = _LineSet(len(code_lines))  # directive lines whose tokens this pass reports
-
-    def close(cond: _Conditional, end_line: int, terminated: bool) -> None:
-        vendor = [b for b in cond.branches if b.families]
-        if not vendor or cond.include_guard:
-            return
-        first = vendor[0]
-        cats: list[str] = []
-        fams: set[str] = set()
-        for b in vendor:
-            fams.update(b.families)
-            cats.extend(c for c in b.categories if c not in cats)
-        cats.sort(key=lambda c: c != "use-cuda-guard")
-        labels = _labels(cond.branches)
-        bounds = [b.line for b in cond.branches] + [end_line]
-        branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
-        start = cond.branches[0].line
-        sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
-        tail = "" if terminated else ", no #endif"
-        add(
-            first.line,
-            1,
-            cats[0],
-            f"#{first.kw} {_squash(first.condition)}: lines {start}-{end_line} ({sides}{tail})",
-            tuple(sorted(fams)),
-            span=(start, end_line),
-            also=tuple(cats[1:]),
-            branches=branches,
-        )
-
-    number = 0
-    total = len(code_lines)
-    while number < total:
-        # Jump to the next line holding a '#': most lines of most files hold none.
-        hash_at = code.find("#", lines.starts[number])
-        if hash_at < 0:
-            break
-        number = bisect.bisect_right(lines.starts, hash_at) - 1
-        start = number
-        logical = code_lines[number]
-        while logical.endswith("\\") and number + 1 < total:
-            number += 1
-            logical = logical[:-1] + " " + code_lines[number]
-        number += 1
-        m = _DIRECTIVE.match(logical)
-        if m is None:
+    scan.directives(add)
+    defined = frozenset(scan.defined)
+    hits = _TokenHits()
+    for start, end in vendor_spans(text) if spans is None else spans:
+        index = tokens.find(start)
+        if index >= 0:
+            hits.add(index, start, end)
             continue
-        line_no = start + 1
-        kw, rest = m.group("kw"), m.group("rest")
-        if kw in ("if", "ifdef", "ifndef"):
-            branch = _condition(kw, rest)
-            branch.line = line_no
-            cond = _Conditional([branch])
-            if kw == "ifndef" and branch.families:
-                cond.include_guard = _is_include_guard(code_lines, number, rest.strip())
-                if cond.include_guard:
-                    skip_lines.add(_next_code_line(code_lines, number) + 1)
-            stack.append(cond)
-            skip_lines.update(range(line_no, number + 1))
-        elif kw in ("elif", "else"):
-            skip_lines.update(range(line_no, number + 1))
-            if stack:
-                branch = _condition(kw, rest)
-                branch.line = line_no
-                stack[-1].branches.append(branch)
-        elif kw == "endif":
-            if stack:
-                close(stack.pop(), line_no, True)
-        elif kw in ("include", "include_next", "import"):
-            skip_lines.update(range(line_no, number + 1))
-            inc = _INCLUDE.match(text[lines.starts[start] : lines.starts[start] + 4096])
-            if inc is not None:
-                _include(
-                    inc.group("path"), inc.group("q") == '"', path, line_no, moved, file_moves, add
-                )
-    for cond in reversed(stack):  # unterminated conditionals run to the end of the file
-        close(cond, total, False)
-
-    # Code tokens (also inside #define bodies and other directives), on masked code.
-    for start, end in _vendor_idents(code):
+        if text[start].isdigit():
+            continue
         line_no, col = lines.locate(start)
-        if line_no in skip_lines:
+        if line_no in skip:
             continue
-        hit = _classify_ident(code, start, end)
+        hit = classify_c(text, start, end, defined, generated)
         if hit is not None:
-            add(line_no, col, hit[0], hit[1], hit[2])
-
-    for at, offset, end in strings:
-        line_no, col = lines.locate(at)
-        if line_no in skip_lines:
-            continue
-        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
-    for offset, _, end in comments:
-        comment = text[offset:end]
-        first_line, _ = lines.locate(offset)
-        for delta, piece in enumerate(comment.split("\n")):
-            words = vendor_words(piece)
-            if words:
-                line_no = first_line + delta
-                col = offset - lines.starts[first_line - 1] + 1 if delta == 0 else 1
-                add(
-                    line_no,
-                    col,
-                    "comment-mention",
-                    f"comment mentions {', '.join(list(words)[:6])}",
-                    tuple(sorted(set(words.values()))),
-                )
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=start - col + 1)
+    _report_tokens(text, tokens, lines, hits, add, skip)
+    sink.vendor_code = scan.vendor_code()
     return sink
 
 
-def _next_code_line(code_lines: _CodeLines, index: int) -> int:
-    while index < len(code_lines) and not code_lines[index].strip():
-        index += 1
-    return index
+class _TokenHits:
+    """The comments and strings that hold vendor identifiers, with those identifiers."""
+
+    def __init__(self) -> None:
+        self.spans: dict[int, list[tuple[int, int]]] = {}  # token index -> identifiers
+
+    def add(self, index: int, start: int, end: int) -> None:
+        self.spans.setdefault(index, []).append((start, end))
 
 
-def _is_include_guard(code_lines: _CodeLines, index: int, name: str) -> bool:
-    """``#ifndef X`` directly followed by ``#define X``: a header's include guard."""
-    index = _next_code_line(code_lines, index)
-    if index >= len(code_lines):
-        return False
-    m = _DEFINE.match(code_lines[index])
-    return m is not None and m.group("name") == name
+def _words(text: str, spans: list[tuple[int, int]]) -> dict[str, str]:
+    """The vendor words of the identifiers ``spans`` of ``text``, in order."""
+    found: dict[str, str] = {}
+    for start, end in spans:
+        for word, fam in vendor_words(text[start:end]).items():
+            found.setdefault(word, fam)
+    return found
 
 
-def _include(target, quoted, path, line_no, moved, file_moves, add) -> None:
-    resolved = target
-    if quoted and target.startswith(("./", "../")):
-        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target)).replace(
-            os.sep, "/"
-        )
-    shown = target if resolved == target else f"{target} (= {resolved})"
-    if moved is not None and not file_moves:
-        hit = moved.match(resolved)
+def _report_tokens(
+    text: str,
+    tokens: Tokens,
+    lines: Lines,
+    hits: _TokenHits,
+    add: Callable[..., None],
+    skip: _LineSet | None,
+) -> None:
+    """Strings (classified whole) and comments (each line) that hold vendor words.
+
+    The words come from the vendor identifiers already found inside them.
+    """
+    for index, spans in hits.spans.items():
+        kind = tokens.kind(index)
+        if kind == CHAR:
+            continue
+        start = tokens.starts[index]
+        if kind == COMMENT:
+            first_line, col = lines.locate(start)
+            by_line: dict[int, tuple[int, list[tuple[int, int]]]] = {}
+            for span in spans:
+                line_no, span_col = lines.locate(span[0])
+                by_line.setdefault(line_no, (span[0] - span_col + 1, []))[1].append(span)
+            for line_no, (line_start, line_spans) in by_line.items():
+                words = _words(text, line_spans)
+                if words:
+                    add(
+                        line_no,
+                        col if line_no == first_line else 1,
+                        "comment-mention",
+                        f"comment mentions {', '.join(list(words)[:6])}",
+                        tuple(sorted(set(words.values()))),
+                        line_start=line_start,
+                    )
+            continue
+        body, body_end = tokens.body(index)
+        # C reports a string just after its opening quote (a raw string at its delimiter),
+        # Python at its contents (after the triple quotes).
+        line_no, col = lines.locate(start + 1 if skip is not None else body)
+        if skip is not None and line_no in skip:
+            continue
+        probe = min(body_end, body + STRING_PROBE)
+        words = _words(text, [sp for sp in spans if sp[1] <= probe])
+        hit = classify_string(text[body:probe], words)
         if hit is not None:
-            add(
-                line_no,
-                1,
-                "moved-include",
-                f"includes {shown}, which moves ({hit})",
-                families_of(hit) or ("cuda",),
-            )
-            return
-    head = resolved.split("/", 1)[0]
-    backend = vendors.move_family(resolved)
-    if backend is not None and (head in TORCH_ROOTS or resolved != target or quoted):
-        add(
-            line_no,
-            1,
-            "backend-include",
-            f"includes backend header {shown} ({backend[1]})",
-            (backend[0],),
-        )
-        return
-    words = vendor_words(target)
-    if words:
-        add(
-            line_no,
-            1,
-            "cuda-include",
-            f"includes {'vendor-named torch header' if head in TORCH_ROOTS else 'vendor header'}"
-            f" <{target}>",
-            tuple(sorted(set(words.values()))),
-        )
-
-
-def _string(content: str, line_no: int, col: int, add) -> None:
-    if len(content) > STRING_PROBE:
-        content = content[:STRING_PROBE]
-    m = _DEVICE_STRING.fullmatch(content)
-    if m is not None:
-        fam = "rocm" if m.group("w") == "hip" else "cuda"
-        add(line_no, col, "cuda-device-string", f'device string "{content}"', (fam,))
-        return
-    fam = vendors.library_family(content)
-    if fam is not None:
-        add(line_no, col, "dlopen", f'names vendor library "{_squash(content, 60)}"', (fam,))
-        return
-    if has_candidate(content):
-        words = vendor_words(content)
-        if words:
-            add(
-                line_no,
-                col,
-                "cuda-mention",
-                f"string mentions {', '.join(list(words)[:6])}",
-                tuple(sorted(set(words.values()))),
-            )
+            at = start + 1 if skip is not None else body
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=at - col + 1)
 
 
 # --- Python -----------------------------------------------------------------------------
 
-
-# Python comments and string literals (any prefix, triple quotes across lines). A regular
-# expression instead of ``tokenize``: ten times faster, and it never gives up on a file.
-_PY_LEX = re.compile(
-    r"(?P<c>#[^\n]*)"
-    r"|'''(?P<b1>(?:\\.|[^\\])*?)'''"
-    r'|"""(?P<b2>(?:\\.|[^\\])*?)"""'
-    r"|'(?P<b3>(?:\\.|[^'\\\n])*)'"
-    r'|"(?P<b4>(?:\\.|[^"\\\n])*)"',
-    re.S,
-)
-_PY_BODIES = ("b1", "b2", "b3", "b4")
+_PY_TOP_IMPORT = re.compile(r"^(?:from|import)[ \t]+(?P<module>[A-Za-z_][\w.]*)", re.M)
 
 
-def _lex_python(text: str) -> tuple[str, _Spans, _Spans]:
-    pieces = _Pieces()
-    comments = _Spans()
-    strings = _Spans()
-    last = 0
-    for m in _PY_LEX.finditer(text):
-        pieces.append(text[last : m.start()])
-        token = m.group(0)
-        if m.group("c") is not None:
-            if has_candidate(token):
-                comments.append(m.start(), m.end())
-        else:
-            group = next(g for g in _PY_BODIES if m.group(g) is not None)
-            if has_candidate(m.group(group)):
-                strings.append(m.start(group), m.end(group))
-        pieces.append(_blank(token))
-        last = m.end()
-    pieces.append(text[last:])
-    return pieces.join(), comments, strings
+def _sdk_module_family(module: str) -> str | None:
+    for fam, names in vendors.SDK_PYTHON_MODULES.items():
+        for name in names:
+            if module == name or module.startswith(name + "."):
+                return fam
+    return None
 
 
 def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING) -> list[Finding]:
@@ -996,44 +811,35 @@ def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING)
     return result.findings
 
 
-def _scan_python(text: str, path: str, selection: Selection) -> FileSink:
-    lines = _Lines(text)
-    sink = FileSink(path, lines.line_text, selection)
+def _scan_python(
+    text: str,
+    path: str,
+    selection: Selection,
+    spans: list[tuple[int, int]] | None = None,
+    generated: bool = False,
+) -> FileSink:
+    lines = Lines(text)
+    sink = FileSink(path, lines, selection)
     add = sink.add
-    code, comments, strings = _lex_python(text)
-
-    # Spans of torch.cuda-style uses, in order: identifiers inside them are not reported
-    # again. Looked up by bisection (a scan of all of them was quadratic).
-    taken_starts = array("q")
-    taken_ends = array("q")
-    for m in _PY_TORCH_CUDA.finditer(code):
-        line_no, col = lines.locate(m.start())
-        fam = "rocm" if m.group(0).endswith(("hip", "miopen")) else "cuda"
-        taken_starts.append(m.start())
-        taken_ends.append(m.end())
-        add(line_no, col, "python-torch-cuda", f"uses {_squash(m.group(0))}", (fam,))
-    for start, end in _vendor_idents(code):
-        index = bisect.bisect_right(taken_starts, start) - 1
-        if index >= 0 and start < taken_ends[index]:
+    tokens = lex_python(text)
+    hits = _TokenHits()
+    for start, end in vendor_spans(text) if spans is None else spans:
+        index = tokens.find(start)
+        if index >= 0:
+            hits.add(index, start, end)
             continue
-        hit = _classify_ident(code, start, end)
+        if text[start].isdigit():
+            continue
+        hit = classify_python(text, start, end, generated)
         if hit is not None:
-            line_no, col = lines.locate(start)
-            add(line_no, col, hit[0], hit[1], hit[2])
-    for _, offset, end in strings:
-        line_no, col = lines.locate(offset)
-        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
-    for offset, _, end in comments:
-        words = vendor_words(text[offset:end])
-        if words:
-            line_no, col = lines.locate(offset)
-            add(
-                line_no,
-                col,
-                "comment-mention",
-                f"comment mentions {', '.join(list(words)[:6])}",
-                tuple(sorted(set(words.values()))),
-            )
+            line_no, col = lines.locate(hit[3])
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=hit[3] - col + 1)
+    _report_tokens(text, tokens, lines, hits, add, None)
+    for m in _PY_TOP_IMPORT.finditer(text):
+        fam = _sdk_module_family(m.group("module"))
+        if fam is not None and tokens.find(m.start()) < 0:
+            sink.vendor_code = ((fam,), f"imports {m.group('module')} at module level")
+            break
     return sink
 
 
@@ -1053,6 +859,8 @@ class FileResult:
     allowed: list[tuple[Finding, int]] = field(default_factory=list)  # (finding, entry index)
     allowed_unlisted: int = 0
     used_entries: frozenset[int] = frozenset()  # allowlist entries that matched here
+    # (families, reason) when the file's code is all a vendor's (it moves whole)
+    vendor_code: tuple[tuple[str, ...], str] | None = None
 
     @property
     def total(self) -> int:
@@ -1153,16 +961,24 @@ def scan_file(
         result.note = "skipped: binary file (NUL byte in the first 8 KiB)"
         return result
     result.generated = generated_template(raw[:GENERATED_PROBE])
-    text = raw.decode("utf-8", errors="replace")
-    del raw
     file_moves = moved.moves(display) if moved is not None else False
-    if not has_candidate(text):
-        if moved is None or file_moves or "include" not in text:
-            return result
-    if path.endswith(PY_SUFFIXES):
-        sink = _scan_python(text, display, selection)
+    includes_matter = moved is not None and not file_moves
+    candidate = first_candidate(raw)
+    if candidate is None and not (includes_matter and b"include" in raw):
+        return result  # most files: never decoded
+    text = raw.decode("utf-8", errors="replace")
+    if candidate is not None and len(text) == len(raw):  # byte offsets are text offsets
+        spans = vendor_spans(text, *candidate)
     else:
-        sink = _scan_c(text, display, moved, file_moves, selection)
+        spans = vendor_spans(text)
+    del raw
+    if not spans and not has_cu_include(text) and not (includes_matter and "include" in text):
+        return result
+    if path.endswith(PY_SUFFIXES):
+        sink = _scan_python(text, display, selection, spans, result.generated is not None)
+    else:
+        generated = result.generated is not None
+        sink = _scan_c(text, display, moved, file_moves, selection, spans, generated)
     sink.fill(result)
     return result
 

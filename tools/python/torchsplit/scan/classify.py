@@ -1,0 +1,244 @@
+"""What one vendor token is: the category, message and families of an identifier, a
+string literal or an include, in C/C++/CUDA or in Python.
+
+Callers hand over the whole file text and the token's bounds; context (``::`` before,
+``(`` after, the macros the file itself defines) is read from the text around it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Callable
+
+from torchsplit import vendors
+from torchsplit.scan.words import API, COMPILER_MACRO, families_of, vendor_words
+
+Hit = tuple[str, str, tuple[str, ...]]  # (category, message, families)
+Add = Callable[..., None]
+
+TORCH_ROOTS = frozenset(("ATen", "c10", "torch", "caffe2", "THC", "aten", "THCUNN"))
+
+_DEVICE_WORD = {w: fam for fam, ws in vendors.DEVICE_TYPE_WORDS.items() for w in ws}
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Torch's enums of devices and dispatch keys (never Float32Backend::, SDPBackend::).
+_DEVICE_QUALIFIER = re.compile(
+    r"(?<![\w])(?:DeviceType|DispatchKey|Backend|BackendComponent)\s*::\s*\Z"
+)
+_SETTING_QUALIFIER = re.compile(r"(?<![\w])(?:" + "|".join(vendors.SETTING_ENUMS) + r")\s*::\s*\Z")
+_PY_DEVICE_QUALIFIER = re.compile(r"(?<![\w])(?:DeviceType|DispatchKey|BackendComponent)\.\Z")
+_IS_DEVICE = re.compile(r"is_(?:cuda|hip)\Z")
+_SETTING = re.compile(rf"(?:{vendors.VENDOR_SETTING_REGEX})\Z")
+_TORCH_SUFFIX = re.compile(vendors.TORCH_MACRO_SUFFIX_REGEX)
+_TORCH_IN_SDK = re.compile(rf"(?:{vendors.TORCH_MACRO_IN_SDK_PREFIX_REGEX})\Z")
+_SDK_MACRO = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.SDK_MACRO_REGEX.items()]
+_SDK_NAMESPACE = {ns: fam for fam, names in vendors.SDK_NAMESPACES.items() for ns in names}
+_NEXT_IS_CALL = re.compile(r"[ \t]*\(")
+_SNAKE = re.compile(r"_*[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+_*\Z")
+_NEXT_IS_SCOPE = re.compile(r"[ \t]*::")
+_BEFORE_SCOPE = re.compile(r"\w[ \t]*::[ \t]*\Z")
+
+# Python: torch's vendor modules, reached through the attribute before the identifier.
+_PY_TORCH_PREFIX = re.compile(r"(?<![\w.])torch\.(?:backends\.|version\.|_C\.)?\Z")
+_DEVICE_STRING = re.compile(r"(?P<w>cuda|hip)(?::(?:\d+|\{[^{}]*\}|%d|)?)?")
+_TORCH_NAME_STRING = re.compile(
+    r"torch\.(?:cuda|backends\.\w+|version\.(?:cuda|hip)|_C\._\w+)(?:\.\w+)*"
+)
+
+
+def _fams(ident: str) -> tuple[str, ...]:
+    return families_of(ident) or ("cuda",)
+
+
+def _device_fams(ident: str) -> tuple[str, ...]:
+    return tuple(sorted({fam for w, fam in _DEVICE_WORD.items() if w in _CAMEL.findall(ident)}))
+
+
+def _macro_hit(text: str, end: int, ident: str, defined: frozenset[str]) -> Hit:
+    """An all-caps vendor name in C/C++: torch's macro, the SDK's, or neither."""
+    fams = _fams(ident)
+    if ident in defined:
+        return "cuda-api-macro", f"uses {ident} (defined in this file)", fams
+    if ident.startswith(vendors.TORCH_MACRO_PREFIXES) or _TORCH_IN_SDK.match(ident):
+        return "cuda-api-macro", f"uses {ident}", fams
+    if _TORCH_SUFFIX.search(ident):
+        return "cuda-api-macro", f"uses {ident}", fams
+    for fam, rx in _SDK_MACRO:
+        if rx.match(ident):
+            return "vendor-api", f"uses {ident} (vendor SDK macro or constant)", (fam,)
+    if _NEXT_IS_CALL.match(text, end):
+        return "cuda-api-macro", f"uses {ident}", fams
+    return "vendor-identifier", f"names {ident} (a constant, not a macro)", fams
+
+
+def classify_c(
+    text: str, start: int, end: int, defined: frozenset[str], generated: bool = False
+) -> Hit | None:
+    """The identifier ``text[start:end]`` of C/C++/CUDA code, if it names a vendor.
+
+    In ``generated`` code a snake_case name is an operator the generator declares.
+    """
+    ident = text[start:end]
+    if COMPILER_MACRO.fullmatch(ident):
+        return "cuda-compiler-macro", f"uses {ident}", (_compiler_family(ident),)
+    if ident in ("kCUDA", "kHIP"):
+        return "device-type-cuda", f"names {ident}", (_DEVICE_WORD[ident[1:]],)
+    window = text[max(0, start - 48) : start]
+    qualifier = _DEVICE_QUALIFIER.search(window)
+    if qualifier is not None:
+        fams = _device_fams(ident)
+        if fams:
+            owner = qualifier.group(0).split(":")[0].strip()
+            return "device-type-cuda", f"names {owner}::{ident}", fams
+    setting = _SETTING_QUALIFIER.search(window)
+    if setting is not None and vendor_words(ident):
+        owner = setting.group(0).split(":")[0].strip()
+        return "vendor-setting", f"names setting {owner}::{ident}", _fams(ident)
+    if _IS_DEVICE.match(ident):
+        before = window.rstrip()
+        if before.endswith((".", "->")) or _NEXT_IS_CALL.match(text, end):
+            return "is-cuda", f"tests {ident}", (_is_family(ident),)
+    fam = _SDK_NAMESPACE.get(ident)
+    if fam is not None and _NEXT_IS_SCOPE.match(text, end) and not _BEFORE_SCOPE.search(window):
+        return "vendor-api", f"uses {ident}::", (fam,)
+    if _SETTING.match(ident.lstrip("_")):
+        return "vendor-setting", f"uses setting {ident}", _fams(ident)
+    words = vendor_words(ident)
+    if words and "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_"):
+        return _macro_hit(text, end, ident, defined)
+    for fam, rx in API:
+        if rx.match(ident):
+            return "vendor-api", f"uses {ident}", (fam,)
+    if words:
+        fams = tuple(sorted(set(words.values())))
+        if generated and _is_operator(ident):
+            return "vendor-op", f"names operator {ident.strip('_')}", fams
+        return "vendor-identifier", f"names {ident}", fams
+    return None
+
+
+def classify_python(
+    text: str, start: int, end: int, generated: bool = False
+) -> tuple[str, str, tuple[str, ...], int] | None:
+    """(category, message, families, offset) of the Python identifier ``text[start:end]``.
+
+    The offset is where the finding is reported: the start of ``torch.cuda`` or ``.cuda(``
+    for a use of torch's vendor modules, else the identifier's.
+    """
+    ident = text[start:end]
+    window = text[max(0, start - 24) : start]
+    words = vendor_words(ident)
+    if _SETTING.match(ident.lstrip("_")):
+        return "vendor-setting", f"uses setting {ident}", _fams(ident), start
+    torch_prefix = _PY_TORCH_PREFIX.search(window)
+    if torch_prefix is not None and words:
+        fams = tuple(sorted(set(words.values())))
+        prefix = torch_prefix.group(0)
+        return "python-torch-cuda", f"uses {prefix}{ident}", fams, start - len(prefix)
+    if generated and words and _is_operator(ident):
+        fams = tuple(sorted(set(words.values())))
+        return "vendor-op", f"names operator {ident.strip('_')}", fams, start
+    if ident[:1] == "_" and ident[1:2].islower() and words and not window.endswith((".", "_")):
+        first = ident.lstrip("_").split("_", 1)[0]
+        if vendor_words(first):  # _cuda_getDevice, _cusparselt: torch._C's vendor bindings
+            fams = tuple(sorted(set(words.values())))
+            return "python-torch-cuda", f"uses {ident}", fams, start
+    if ident == "cuda" and window.endswith(".") and _NEXT_IS_CALL.match(text, end):
+        return "python-torch-cuda", "uses .cuda(", ("cuda",), start - 1
+    qualifier = _PY_DEVICE_QUALIFIER.search(window)
+    if qualifier is not None:
+        fams = _device_fams(ident)
+        if fams:
+            return "device-type-cuda", f"names {qualifier.group(0)}{ident}", fams, start
+    if _IS_DEVICE.match(ident) and window.rstrip().endswith("."):
+        return "is-cuda", f"tests {ident}", (_is_family(ident),), start
+    for fam, rx in API:
+        if rx.match(ident):
+            return "vendor-api", f"uses {ident}", (fam,), start
+    if words:
+        return "vendor-identifier", f"names {ident}", tuple(sorted(set(words.values()))), start
+    return None
+
+
+def _is_operator(ident: str) -> bool:
+    """A generated snake_case name of an operator (``_cudnn_rnn``), not of a backend kernel.
+
+    native_functions.yaml names a backend's kernels after the op with the backend last
+    (``masked_fill__cuda``): a core header declaring those is coupled to the backend.
+    """
+    if not _SNAKE.match(ident):
+        return False
+    return not vendor_words(ident.strip("_").rsplit("_", 1)[-1])
+
+
+def _compiler_family(ident: str) -> str:
+    return "rocm" if ident.startswith("__HIP") else "cuda"
+
+
+def _is_family(ident: str) -> str:
+    return "rocm" if ident.endswith("hip") else "cuda"
+
+
+def squash(text: str, width: int = 100) -> str:
+    out = " ".join(text.split())
+    return out if len(out) <= width else out[: width - 3] + "..."
+
+
+def classify_string(content: str, words: dict[str, str] | None = None) -> Hit | None:
+    """A string literal's contents: a device string, a library, a torch.cuda name, words.
+
+    ``words`` are the content's vendor words when the caller already has them.
+    """
+    m = _DEVICE_STRING.fullmatch(content)
+    if m is not None:
+        fam = "rocm" if m.group("w") == "hip" else "cuda"
+        return "cuda-device-string", f'device string "{content}"', (fam,)
+    fam = vendors.library_family(content)
+    if fam is not None:
+        return "dlopen", f'names vendor library "{squash(content, 60)}"', (fam,)
+    if words is None:
+        words = vendor_words(content)
+    if not words:
+        return None
+    fams = tuple(sorted(set(words.values())))
+    named = _TORCH_NAME_STRING.fullmatch(content.strip())
+    if named is not None:
+        return "python-torch-cuda", f"string names {squash(content, 80)}", fams
+    return "cuda-mention", f"string mentions {', '.join(list(words)[:6])}", fams
+
+
+IncludeHit = tuple[str, str, tuple[str, ...], str]
+
+
+def classify_include(target: str, quoted: bool, path: str) -> IncludeHit | None:
+    """(category, message, families, resolved path) of an ``#include``, if it is a vendor's."""
+    relative = quoted and target.startswith(("./", "../"))
+    return _classify_include(target, quoted, os.path.dirname(path) if relative else None)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _classify_include(target: str, quoted: bool, directory: str | None) -> IncludeHit | None:
+    """Cached: most files include the same few hundred headers."""
+    resolved = target
+    if directory is not None:
+        resolved = os.path.normpath(os.path.join(directory, target)).replace(os.sep, "/")
+    shown = target if resolved == target else f"{target} (= {resolved})"
+    head = resolved.split("/", 1)[0]
+    if resolved.startswith("ATen/ops/") and vendor_words(resolved[9:]):
+        name = resolved[9:].split(".", 1)[0]
+        fams = tuple(sorted(set(vendor_words(name).values())))
+        return "vendor-op", f"includes the declaration of operator {name}", fams, resolved
+    backend = vendors.move_family(resolved)
+    if backend is not None and (head in TORCH_ROOTS or resolved != target or quoted):
+        message = f"includes backend header {shown} ({backend[1]})"
+        return "backend-include", message, (backend[0],), resolved
+    words = vendor_words(target)
+    if words:
+        kind = "vendor-named torch header" if head in TORCH_ROOTS else "vendor header"
+        fams = tuple(sorted(set(words.values())))
+        return "cuda-include", f"includes {kind} <{target}>", fams, resolved
+    fam = _SDK_NAMESPACE.get(head)
+    if fam is not None and "/" in resolved:  # <cute/tensor.hpp>, <ck/ck.hpp>
+        return "cuda-include", f"includes vendor header <{target}>", (fam,), resolved
+    return None

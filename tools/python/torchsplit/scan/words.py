@@ -1,0 +1,182 @@
+"""Vendor words in source text, and where a file may hold a vendor token at all.
+
+Compiled once from :mod:`torchsplit.vendors`. :func:`vendor_spans` is the scanner's
+entry point: the identifiers of a text that name a vendor, found from substring
+candidates (a factored alternation run on the lower-cased text, plus the case-sensitive
+driver-API spellings), so a file without any is never lexed.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from torchsplit import vendors
+
+_PREFIX = {w: fam for fam, words in vendors.SOURCE_PREFIX_WORDS.items() for w in words}
+_EXACT = {w: fam for fam, words in vendors.SOURCE_EXACT_WORDS.items() for w in words}
+_PREFIX_RE = re.compile("|".join(sorted(_PREFIX, key=len, reverse=True)))
+_THC = re.compile(vendors.THC_REGEX)
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+# Camel-case pieces: "userEnabledCuDNN" -> user, Enabled, Cu, DNN; "MIOpenConv" -> MI, Open..
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+COMPILER_MACRO = re.compile(r"\b" + vendors.COMPILER_MACRO_REGEX + r"\b")
+API = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.API_REGEX.items()]
+IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _trie(words: list[str]) -> str:
+    """An alternation factored by first letter: far faster than a flat one in ``re``."""
+    heads: dict[str, list[str]] = {}
+    for word in words:
+        heads.setdefault(word[0], []).append(word[1:])
+    alts = []
+    for head, rests in sorted(heads.items()):
+        if "" in rests:  # the head alone already marks a candidate
+            alts.append(re.escape(head))
+        elif len(rests) == 1:
+            alts.append(re.escape(head + rests[0]))
+        else:
+            alts.append(re.escape(head) + "(?:" + _trie(rests) + ")")
+    return "|".join(alts)
+
+
+def _minimal(words: tuple[str, ...]) -> list[str]:
+    """``words`` without those that contain another (``libcuda`` holds ``cuda``)."""
+    return sorted(w for w in words if not any(o != w and o in w for o in words))
+
+
+# Candidates: run on lower-cased text, plus the case-sensitive driver-API spellings that
+# hold no vendor word (cuInit, CUresult).
+_WORDS = _minimal(vendors.source_substrings())
+_CANDIDATE_LOW = re.compile(_trie(_WORDS))
+_CANDIDATE_LOW_I = re.compile(_CANDIDATE_LOW.pattern, re.IGNORECASE)
+_CANDIDATE_CASED = re.compile(r"cu[A-Z]|CU[a-z]")
+_CANDIDATE_BYTES = re.compile(_CANDIDATE_LOW.pattern.encode())
+_CANDIDATE_CASED_BYTES = re.compile(_CANDIDATE_CASED.pattern.encode())
+_CU_SUFFIX = re.compile(r"\.cuh?\b")
+_CU_SUFFIX_BYTES = re.compile(rb"\.cuh?\b")
+_IDENT_TAIL = re.compile(r"[A-Za-z0-9_]*")
+
+
+def first_candidate(raw: bytes) -> tuple[bytes, int] | None:
+    """Cheap test on a file's bytes: None when no vendor token can be in it.
+
+    Else the lower-cased bytes and the offset of the first word candidate there (-1 when
+    only a driver-API spelling or a ``.cu`` name was seen), for :func:`vendor_spans`.
+    """
+    low = raw.lower()
+    m = _CANDIDATE_BYTES.search(low)
+    if m is not None:
+        return low, m.start()
+    if _CANDIDATE_CASED_BYTES.search(raw) or _CU_SUFFIX_BYTES.search(raw):
+        return low, -1
+    return None
+
+
+def vendor_words(text: str) -> dict[str, str]:
+    """Vendor words in ``text`` (identifier, path or prose), each with its family."""
+    return dict(_vendor_words(text))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
+    found: dict[str, str] = {}
+    for part in _SPLIT.split(text):
+        if not part:
+            continue
+        if _THC.match(part):
+            found.setdefault("thc", "cuda")
+        lower = part.lower()
+        # A whole piece may be an exact word ("hip" in kHIP); a prefix word may start at
+        # any piece boundary and run on ("CuDNN" in userEnabledCuDNN, "MIOpen" in useMIOpen).
+        starts = [0]
+        for m in _CAMEL.finditer(part):
+            piece = m.group(0).lower()
+            fam = _EXACT.get(piece)
+            if fam is not None:
+                found.setdefault(piece, fam)
+            if m.start():
+                starts.append(m.start())
+        fam = _EXACT.get(lower)
+        if fam is not None:
+            found.setdefault(lower, fam)
+        for start in starts:
+            m = _PREFIX_RE.match(lower, start)
+            if m is not None:
+                found.setdefault(m.group(0), _PREFIX[m.group(0)])
+    return tuple(found.items())
+
+
+def families_of(text: str) -> tuple[str, ...]:
+    return tuple(sorted(set(vendor_words(text).values())))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def is_vendor_token(ident: str) -> bool:
+    """Whether the identifier ``ident`` may be a vendor token (word, macro, API, library)."""
+    if ident.startswith("lib") or _vendor_words(ident) or COMPILER_MACRO.fullmatch(ident):
+        return True
+    return any(rx.match(ident) for _, rx in API)
+
+
+def ident_at(text: str, pos: int) -> tuple[int, int]:
+    """The identifier around ``pos`` (empty when ``pos`` is not in one)."""
+    start = pos
+    while start > 0 and text[start - 1] in IDENT_CHARS:
+        start -= 1
+    m = _IDENT_TAIL.match(text, pos)
+    return start, m.end() if m is not None else pos
+
+
+def _candidate_runs(
+    text: str, low: bytes | None = None, first: int = 0
+) -> tuple[Iterator[int], Iterator[int]]:
+    """The two sources of candidate offsets, each in order (words; cased spellings).
+
+    ``low`` is the file's lower-cased bytes when their offsets are the text's (one byte a
+    character), ``first`` where to start looking in them (-1: no word candidate).
+    """
+    if low is not None:
+        words = _CANDIDATE_BYTES.finditer(low, first) if first >= 0 else iter(())
+        hits: Iterator[int] = (m.start() for m in words)
+    else:
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            hits = (m.start() for m in _CANDIDATE_LOW.finditer(lowered))
+        else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
+            del lowered
+            hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
+    return hits, (m.start() for m in _CANDIDATE_CASED.finditer(text))
+
+
+def vendor_spans(text: str, low: bytes | None = None, first: int = 0) -> list[tuple[int, int]]:
+    """(start, end) of every identifier in ``text`` that may be a vendor token, in order.
+
+    Complete: a vendor token (word, library name, compiler macro, API name) always holds
+    a candidate substring. Comments and strings are not told from code here. ``low`` and
+    ``first`` come from :func:`first_candidate` when the caller has them.
+    """
+    spans: dict[int, int] = {}
+    for run in _candidate_runs(text, low, first):
+        last_end = -1
+        for pos in run:
+            if pos < last_end:  # another candidate inside the same identifier
+                continue
+            start, end = ident_at(text, pos)
+            last_end = end
+            if end > start and start not in spans and is_vendor_token(text[start:end]):
+                spans[start] = end
+    return sorted(spans.items())
+
+
+def has_candidate(text: str) -> bool:
+    """Complete prefilter: False only when ``text`` cannot hold any finding."""
+    return bool(vendor_spans(text)) or _CU_SUFFIX.search(text) is not None
+
+
+def has_cu_include(text: str) -> bool:
+    """A ``.cu``/``.cuh`` name: an include of a CUDA source holds no vendor word."""
+    return _CU_SUFFIX.search(text) is not None
