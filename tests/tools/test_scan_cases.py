@@ -13,6 +13,7 @@ import pytest
 from torchsplit import vendors
 from torchsplit.cli import main
 from torchsplit.scan import scanner
+from torchsplit.scan import words as scan_words
 from torchsplit.scan.scanner import scan_c_text, scan_python_text, scan_tree
 
 CASES = Path(__file__).parent / "fixtures" / "scan_cases"
@@ -126,7 +127,8 @@ def test_no_word_prefilter_loses_hip_device_compile():
 
 
 def test_prefilter_is_complete_for_the_vocabulary():
-    # every vocabulary word, library and compiler/driver spelling passes the prefilter
+    # every vocabulary word, library and compiler/driver spelling passes the byte-level
+    # test and is found as a vendor identifier
     words = [
         w
         for t in (vendors.SOURCE_PREFIX_WORDS, vendors.SOURCE_EXACT_WORDS)
@@ -135,9 +137,13 @@ def test_prefilter_is_complete_for_the_vocabulary():
     ]
     libs = [f"lib{lib}.so" for v in vendors.VENDORS for lib in v.libraries]
     for token in [*words, *libs, "__HIP_DEVICE_COMPILE__", "cuInit", "CUresult", "THCState"]:
-        assert scanner.has_candidate(f"x {token} y"), token
-    # a vendor substring inside an ordinary word does not make a file worth lexing
-    assert not scanner.has_candidate("the relationship of a cube to a chip")
+        text = f"x {token} y"
+        assert scan_words.first_candidate(text.encode()) is not None, token
+        assert scan_words.vendor_spans(text), token
+    # a vendor substring inside an ordinary word is a candidate, never a vendor identifier
+    text = "the relationship of a cube to a chip"
+    assert scan_words.first_candidate(text.encode()) is not None
+    assert scan_words.vendor_spans(text) == []
 
 
 def test_python_f_string_device_and_uppercase_label():

@@ -347,9 +347,10 @@ TORCH_MACRO_PREFIXES: tuple[str, ...] = (
     "STD_",
 )
 # Torch's macro shapes whatever the prefix: error checks (CUFFT_CHECK, MIOPEN_CHECK),
-# export/visibility, kernel helpers, argument-list and registration macros.
+# kernel helpers, argument-list and registration macros. (Export macros -- *_API,
+# *_EXPORT -- are torch's only with a torch prefix: MIOPEN_BETA_API is MIOpen's.)
 TORCH_MACRO_SUFFIX_REGEX = (
-    r"_(?:CHECK|ASSERT|API|EXPORT|IMPORT|ARGTYPES|ARGS|BATCH_RULE|DISPATCH|HOOKS|"
+    r"_(?:CHECK|ASSERT|ARGTYPES|ARGS|BATCH_RULE|DISPATCH|HOOKS|"
     r"KERNEL_ASSERT|KERNEL_LOOP|ENFORCE|TEMPLATE|STUB\d*)(?:_[A-Z0-9_]*)?$"
 )
 # The SDKs' own macro and enum spellings, per family.
@@ -377,7 +378,8 @@ VENDOR_SETTING_REGEX = (
     r"Cublas|cublas|CuSOLVER|cuSOLVER|Cusolver|CuSPARSE|Cusparse|cusparse|CuFFT|MIOpen|Miopen|"
     r"miopen|ROCm|Rocm|rocm|ROCM|CUDA|Cuda|HIP|Hip|hip|NVRTC|Nvrtc|CUDNN|CUBLAS)\w*"
     # Python's snake-case bindings: torch._C._set_cudnn_enabled, _get_cublas_allow_tf32.
-    r"|[sg]et_(?:cudnn|cublas|cusolver|cusparse|cufft|miopen|rocm|hipblaslt)_\w+"
+    r"|[sg]et_(?:cudnn|cublas|cusolver|cusparse|cufft|miopen|rocm|hipblaslt)_(?:\w+_)?"
+    r"(?:enabled|benchmark|deterministic|allow|immediate|preferred)\w*"
 )
 # Enums of torch's settings whose members name a vendor library or backend
 # (Float32Backend::CUDA, BlasBackend::Cublaslt, LinalgBackend::Cusolver).
@@ -389,7 +391,7 @@ SETTING_ENUMS: tuple[str, ...] = (
     "SDPBackend",
 )
 # Python modules of vendor SDKs beyond those of :data:`VENDORS` (a module that imports
-# one at top level cannot run without the vendor).
+# one at top level cannot run without the vendor; ``cutlass.range`` is the vendor's API).
 SDK_PYTHON_MODULES: dict[str, tuple[str, ...]] = {
     "cuda": ("cutlass", "cutlass_library", "cutlass_cppgen", "cuda", "nvidia", "cupy", "pynvml"),
     "rocm": ("hip", "amdsmi", "pyrsmi", "rocm_smi"),

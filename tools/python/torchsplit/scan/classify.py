@@ -35,6 +35,10 @@ _TORCH_IN_SDK = re.compile(rf"(?:{vendors.TORCH_MACRO_IN_SDK_PREFIX_REGEX})\Z")
 _SDK_MACRO = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.SDK_MACRO_REGEX.items()]
 _SDK_NAMESPACE = {ns: fam for fam, names in vendors.SDK_NAMESPACES.items() for ns in names}
 _NEXT_IS_CALL = re.compile(r"[ \t]*\(")
+_NEXT_IS_ATTRIBUTE = re.compile(r"[ \t]*\.")
+_SPACE = re.compile(r"\s")
+_PY_IMPORT = re.compile(r"(?:^|\n)[ \t]*(?:from|import)[ \t]+\Z")
+_SDK_PY_MODULE = {m: f for f, ms in vendors.SDK_PYTHON_MODULES.items() for m in ms}
 _SNAKE = re.compile(r"_*[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+_*\Z")
 _NEXT_IS_SCOPE = re.compile(r"[ \t]*::")
 _BEFORE_SCOPE = re.compile(r"\w[ \t]*::[ \t]*\Z")
@@ -55,25 +59,44 @@ def _device_fams(ident: str) -> tuple[str, ...]:
     return tuple(sorted({fam for w, fam in _DEVICE_WORD.items() if w in _CAMEL.findall(ident)}))
 
 
-def _macro_hit(text: str, end: int, ident: str, defined: frozenset[str]) -> Hit:
+class FileNames:
+    """What one C/C++ file itself says about its all-caps names."""
+
+    def __init__(self, text: str, defined: frozenset[str]):
+        self.text = text
+        self.defined = defined  # names the file #defines
+        self._constants: dict[str, bool] = {}
+
+    def is_constant(self, name: str) -> bool:
+        """Whether the file declares ``name`` as a variable (``constexpr int NAME = 5;``)."""
+        known = self._constants.get(name)
+        if known is None:
+            pattern = rf"\b(?:constexpr|const|static)\b[^;=(){{}}\n]*\b{name}\s*(?:=[^=]|\{{|\[)"
+            known = self._constants[name] = re.search(pattern, self.text) is not None
+        return known
+
+
+def _macro_hit(text: str, end: int, ident: str, names: FileNames) -> Hit:
     """An all-caps vendor name in C/C++: torch's macro, the SDK's, or neither."""
     fams = _fams(ident)
-    if ident in defined:
-        return "cuda-api-macro", f"uses {ident} (defined in this file)", fams
+    if names.is_constant(ident):
+        return "vendor-identifier", f"names {ident} (a constant, not a macro)", fams
     if ident.startswith(vendors.TORCH_MACRO_PREFIXES) or _TORCH_IN_SDK.match(ident):
         return "cuda-api-macro", f"uses {ident}", fams
     if _TORCH_SUFFIX.search(ident):
         return "cuda-api-macro", f"uses {ident}", fams
-    for fam, rx in _SDK_MACRO:
+    for fam, rx in _SDK_MACRO:  # the SDK's spelling, even where torch sets it for the SDK
         if rx.match(ident):
             return "vendor-api", f"uses {ident} (vendor SDK macro or constant)", (fam,)
+    if ident in names.defined:
+        return "cuda-api-macro", f"uses {ident} (defined in this file)", fams
     if _NEXT_IS_CALL.match(text, end):
         return "cuda-api-macro", f"uses {ident}", fams
     return "vendor-identifier", f"names {ident} (a constant, not a macro)", fams
 
 
 def classify_c(
-    text: str, start: int, end: int, defined: frozenset[str], generated: bool = False
+    text: str, start: int, end: int, names: FileNames, generated: bool = False
 ) -> Hit | None:
     """The identifier ``text[start:end]`` of C/C++/CUDA code, if it names a vendor.
 
@@ -106,25 +129,26 @@ def classify_c(
         return "vendor-setting", f"uses setting {ident}", _fams(ident)
     words = vendor_words(ident)
     if words and "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_"):
-        return _macro_hit(text, end, ident, defined)
+        return _macro_hit(text, end, ident, names)
     for fam, rx in API:
         if rx.match(ident):
             return "vendor-api", f"uses {ident}", (fam,)
     if words:
         fams = tuple(sorted(set(words.values())))
         if generated and _is_operator(ident):
-            return "vendor-op", f"names operator {ident.strip('_')}", fams
+            return "vendor-op", f"names {ident} from the operator schema", fams
         return "vendor-identifier", f"names {ident}", fams
     return None
 
 
 def classify_python(
-    text: str, start: int, end: int, generated: bool = False
+    text: str, start: int, end: int, generated: bool = False, binding_stub: bool = False
 ) -> tuple[str, str, tuple[str, ...], int] | None:
     """(category, message, families, offset) of the Python identifier ``text[start:end]``.
 
     The offset is where the finding is reported: the start of ``torch.cuda`` or ``.cuda(``
-    for a use of torch's vendor modules, else the identifier's.
+    for a use of torch's vendor modules, else the identifier's. ``binding_stub``: the file
+    is a type stub of torch._C, whose private names are the extension's bindings.
     """
     ident = text[start:end]
     window = text[max(0, start - 24) : start]
@@ -136,14 +160,20 @@ def classify_python(
         fams = tuple(sorted(set(words.values())))
         prefix = torch_prefix.group(0)
         return "python-torch-cuda", f"uses {prefix}{ident}", fams, start - len(prefix)
+    standalone = not window.endswith((".", "_"))
+    after_dot = _NEXT_IS_ATTRIBUTE.match(text, end) is not None
+    if standalone and ((ident.startswith("_cuda_") and not after_dot) or _is_binding(ident)):
+        # torch._C's vendor bindings imported by name: _cuda_getDevice, _cusparselt
+        return "python-torch-cuda", f"uses {ident}", _fams(ident), start
+    fam = _SDK_PY_MODULE.get(ident)
+    if fam is not None and standalone and (after_dot or _PY_IMPORT.search(window)):
+        return "vendor-api", f"uses the {ident} module", (fam,), start
     if generated and words and _is_operator(ident):
         fams = tuple(sorted(set(words.values())))
-        return "vendor-op", f"names operator {ident.strip('_')}", fams, start
-    if ident[:1] == "_" and ident[1:2].islower() and words and not window.endswith((".", "_")):
-        first = ident.lstrip("_").split("_", 1)[0]
-        if vendor_words(first):  # _cuda_getDevice, _cusparselt: torch._C's vendor bindings
-            fams = tuple(sorted(set(words.values())))
-            return "python-torch-cuda", f"uses {ident}", fams, start
+        return "vendor-op", f"names {ident} from the operator schema", fams, start
+    if binding_stub and standalone and ident[:1] == "_" and words:
+        # a stub of torch._C (torch/_C/*.pyi) declares the extension's vendor bindings
+        return "python-torch-cuda", f"declares torch._C binding {ident}", _fams(ident), start
     if ident == "cuda" and window.endswith(".") and _NEXT_IS_CALL.match(text, end):
         return "python-torch-cuda", "uses .cuda(", ("cuda",), start - 1
     qualifier = _PY_DEVICE_QUALIFIER.search(window)
@@ -159,6 +189,15 @@ def classify_python(
     if words:
         return "vendor-identifier", f"names {ident}", tuple(sorted(set(words.values()))), start
     return None
+
+
+def _is_binding(ident: str) -> bool:
+    """``_cusparselt``, ``_nvtx``: a torch._C submodule named after one vendor library."""
+    if ident[:1] != "_" or ident[1:2] == "_":
+        return False
+    name = ident[1:]
+    words = vendor_words(name)
+    return len(words) == 1 and "_" not in name and name.lower().startswith(next(iter(words)))
 
 
 def _is_operator(ident: str) -> bool:
@@ -195,7 +234,7 @@ def classify_string(content: str, words: dict[str, str] | None = None) -> Hit | 
         fam = "rocm" if m.group("w") == "hip" else "cuda"
         return "cuda-device-string", f'device string "{content}"', (fam,)
     fam = vendors.library_family(content)
-    if fam is not None:
+    if fam is not None and not _SPACE.search(content.strip()):  # a name or path, not prose
         return "dlopen", f'names vendor library "{squash(content, 60)}"', (fam,)
     if words is None:
         words = vendor_words(content)
@@ -225,14 +264,14 @@ def _classify_include(target: str, quoted: bool, directory: str | None) -> Inclu
         resolved = os.path.normpath(os.path.join(directory, target)).replace(os.sep, "/")
     shown = target if resolved == target else f"{target} (= {resolved})"
     head = resolved.split("/", 1)[0]
-    if resolved.startswith("ATen/ops/") and vendor_words(resolved[9:]):
-        name = resolved[9:].split(".", 1)[0]
-        fams = tuple(sorted(set(vendor_words(name).values())))
-        return "vendor-op", f"includes the declaration of operator {name}", fams, resolved
     backend = vendors.move_family(resolved)
     if backend is not None and (head in TORCH_ROOTS or resolved != target or quoted):
         message = f"includes backend header {shown} ({backend[1]})"
         return "backend-include", message, (backend[0],), resolved
+    if resolved.startswith("ATen/ops/") and vendor_words(resolved[9:]):
+        name = resolved[9:].split(".", 1)[0]
+        fams = tuple(sorted(set(vendor_words(name).values())))
+        return "vendor-op", f"includes the declaration of operator {name}", fams, resolved
     words = vendor_words(target)
     if words:
         kind = "vendor-named torch header" if head in TORCH_ROOTS else "vendor header"

@@ -245,32 +245,41 @@ def build_plan(
             if result is not None and _edit(result).count:
                 plan.third_party[path] = _edit(result)
             continue
+        template = _template_of(result, path)
         move = move_of(result, path, moves_tsv)
         if move is not None:
             if not _in_view(move, family, result):
                 plan.other_backend[path] = move
-            elif result is not None and result.generated is not None:
-                plan.torchgen.setdefault(result.generated, {})[path] = move
+            elif template is not None:
+                plan.torchgen.setdefault(template, {})[path] = move
             else:
                 plan.moves[path] = move
             continue
         if result is None:
             continue
         edit = _edit(result)
-        if result.generated is not None:
+        if template is not None:
             if edit.count:
-                plan.generated.setdefault(result.generated, {})[path] = edit
+                plan.generated.setdefault(template, {})[path] = edit
             elif result.category_counts()["vendor-op"]:
-                plan.generated_ops[result.generated] = (
-                    plan.generated_ops.get(result.generated, 0) + 1
-                )
-            else:
+                plan.generated_ops[template] = plan.generated_ops.get(template, 0) + 1
+            elif result.generated is not None:
                 plan.generated_clean += 1
         elif edit.count:
             plan.edits[path] = edit
         elif result.total:
             plan.mentions[path] = PlanFile(result.findings, result.total, result.category_counts())
     return plan
+
+
+def _template_of(result: FileResult | None, path: str) -> str | None:
+    """The generator template behind a file: its ``@generated`` marker's, or the file itself
+    when it is a template in a source tree (``aten/src/ATen/templates/TensorBody.h``)."""
+    if result is not None and result.generated is not None:
+        return result.generated
+    if "templates" in path.split("/")[:-1]:
+        return f"{path} (template)"
+    return None
 
 
 def _dir(path: str) -> str:

@@ -59,6 +59,7 @@ from torchsplit import vendors
 from torchsplit.scan import conditions
 from torchsplit.scan.classify import (
     TORCH_ROOTS,
+    FileNames,
     classify_c,
     classify_include,
     classify_python,
@@ -70,7 +71,6 @@ from torchsplit.scan.words import (
     COMPILER_MACRO,
     families_of,
     first_candidate,
-    has_candidate,
     has_cu_include,
     vendor_spans,
     vendor_words,
@@ -87,7 +87,6 @@ __all__ = [
     "ScanResult",
     "Selection",
     "families_of",
-    "has_candidate",
     "scan_c_text",
     "scan_paths",
     "scan_python_text",
@@ -404,7 +403,7 @@ _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)", re.S)
 _INCLUDE = re.compile(
     r'[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"\n]+)[>"]'
 )
-_DEFINE_AT = re.compile(r"#[ \t]*define[ \t]+(?P<name>\w+)")
+_DEFINE_AT = re.compile(r"#[ \t]*define[ \t]+(?P<name>\w+)[ \t]*(?:\n|\Z|//|/\*)")
 _DEFINE_NAME = re.compile(r"[ \t]+(?P<name>\w+)")
 _CONTINUATION = re.compile(r"\\\r?\n")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -566,7 +565,8 @@ class _CScan:
             self._close(cond, len(lines), False, add)
 
     def _include_guard(self, end: int, name: str) -> int:
-        """The line of ``#define NAME`` right after ``#ifndef NAME`` (0 if none)."""
+        """The line of ``#define NAME`` (no value) right after ``#ifndef NAME`` (0 if none);
+        ``#ifndef X`` / ``#define X 1`` is a default for a setting, not a guard."""
         at = self.tokens.next_code(end)
         m = _DEFINE_AT.match(self.text, at)
         if m is None or m.group("name") != name:
@@ -636,10 +636,11 @@ class _CScan:
                 return
         if hit is None:
             return
-        category, message, fams, _ = hit
+        category, message, fams, resolved = hit
         add(line_no, 1, category, message, fams, line_start=line_start)
-        if depth == 0 and self.requires is None:
-            self.requires = (fams, f"includes <{target}> unconditionally")
+        sdk = category == "cuda-include" and resolved.split("/", 1)[0] not in TORCH_ROOTS
+        if sdk and depth == 0 and self.requires is None:  # a torch header is an edit
+            self.requires = (fams, f"includes the vendor SDK's <{target}> unconditionally")
 
     def vendor_code(self) -> tuple[tuple[str, ...], str] | None:
         """Families and reason when the file's code is all a vendor's."""
@@ -703,7 +704,7 @@ def _scan_c(
     sink = FileSink(path, lines, selection)
     add = sink.add
     scan.directives(add)
-    defined = frozenset(scan.defined)
+    names = FileNames(text, frozenset(scan.defined))
     hits = _TokenHits()
     for start, end in vendor_spans(text) if spans is None else spans:
         index = tokens.find(start)
@@ -715,7 +716,7 @@ def _scan_c(
         line_no, col = lines.locate(start)
         if line_no in skip:
             continue
-        hit = classify_c(text, start, end, defined, generated)
+        hit = classify_c(text, start, end, names, generated)
         if hit is not None:
             add(line_no, col, hit[0], hit[1], hit[2], line_start=start - col + 1)
     _report_tokens(text, tokens, lines, hits, add, skip)
@@ -823,6 +824,7 @@ def _scan_python(
     add = sink.add
     tokens = lex_python(text)
     hits = _TokenHits()
+    binding_stub = path.endswith(".pyi") and "/_C/" in f"/{path}"
     for start, end in vendor_spans(text) if spans is None else spans:
         index = tokens.find(start)
         if index >= 0:
@@ -830,7 +832,7 @@ def _scan_python(
             continue
         if text[start].isdigit():
             continue
-        hit = classify_python(text, start, end, generated)
+        hit = classify_python(text, start, end, generated, binding_stub)
         if hit is not None:
             line_no, col = lines.locate(hit[3])
             add(line_no, col, hit[0], hit[1], hit[2], line_start=hit[3] - col + 1)

@@ -92,7 +92,7 @@ def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
         lower = part.lower()
         # A whole piece may be an exact word ("hip" in kHIP); a prefix word may start at
         # any piece boundary and run on ("CuDNN" in userEnabledCuDNN, "MIOpen" in useMIOpen).
-        starts = [0]
+        starts = [0, 3] if lower.startswith("lib") else [0]  # libnvrtc names nvrtc
         for m in _CAMEL.finditer(part):
             piece = m.group(0).lower()
             fam = _EXACT.get(piece)
@@ -170,11 +170,6 @@ def vendor_spans(text: str, low: bytes | None = None, first: int = 0) -> list[tu
             if end > start and start not in spans and is_vendor_token(text[start:end]):
                 spans[start] = end
     return sorted(spans.items())
-
-
-def has_candidate(text: str) -> bool:
-    """Complete prefilter: False only when ``text`` cannot hold any finding."""
-    return bool(vendor_spans(text)) or _CU_SUFFIX.search(text) is not None
 
 
 def has_cu_include(text: str) -> bool:
