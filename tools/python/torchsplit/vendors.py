@@ -11,6 +11,7 @@ Add a vendor by adding a :class:`Vendor`; every check picks it up.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -291,20 +292,31 @@ def move_family(path: str, family: str | None = None) -> tuple[str, str] | None:
     Only ``family``'s criteria when given; otherwise a vendor directory decides first
     (``ATen/hip/X.cuh`` is ROCm's), then the name.
     """
-    chosen = [v for v in VENDORS if family is None or v.family == family]
-    parts = path.split("/")
-    name = parts[-1]
-    for directory in parts[:-1]:
-        for vendor in chosen:
-            if directory in MOVE_DIRS.get(vendor.family, ()):
-                return vendor.family, f"directory {directory}/"
-    for vendor in chosen:
-        lower = name.lower()
+    directory, _, name = path.rpartition("/")
+    hit = _move_directory(directory, family)
+    if hit is not None:
+        return hit
+    lower = name.lower()
+    for vendor in VENDORS:
+        if family is not None and vendor.family != family:
+            continue
         for word in MOVE_NAME_WORDS.get(vendor.family, ()):
             if word in lower:
                 return vendor.family, f"name contains {word}"
         if name.endswith(MOVE_SUFFIXES.get(vendor.family, ())):
             return vendor.family, f"{os.path.splitext(name)[1]} file"
+    return None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _move_directory(directory: str, family: str | None) -> tuple[str, str] | None:
+    """The directory criterion of :func:`move_family` (cached: a tree has few directories)."""
+    for part in directory.split("/"):
+        for vendor in VENDORS:
+            if family is not None and vendor.family != family:
+                continue
+            if part in MOVE_DIRS.get(vendor.family, ()):
+                return vendor.family, f"directory {part}/"
     return None
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from torchsplit import vendors
 from torchsplit.scan.words import API, COMPILER_MACRO, families_of, vendor_words
@@ -224,7 +224,7 @@ def squash(text: str, width: int = 100) -> str:
     return out if len(out) <= width else out[: width - 3] + "..."
 
 
-def classify_string(content: str, words: dict[str, str] | None = None) -> Hit | None:
+def classify_string(content: str, words: Mapping[str, str] | None = None) -> Hit | None:
     """A string literal's contents: a device string, a library, a torch.cuda name, words.
 
     ``words`` are the content's vendor words when the caller already has them.
@@ -233,7 +233,7 @@ def classify_string(content: str, words: dict[str, str] | None = None) -> Hit | 
     if m is not None:
         fam = "rocm" if m.group("w") == "hip" else "cuda"
         return "cuda-device-string", f'device string "{content}"', (fam,)
-    fam = vendors.library_family(content)
+    fam = vendors.library_family(content) if "lib" in content else None
     if fam is not None and not _SPACE.search(content.strip()):  # a name or path, not prose
         return "dlopen", f'names vendor library "{squash(content, 60)}"', (fam,)
     if words is None:

@@ -46,6 +46,7 @@ of a vendor SDK or backend header, or a module-level import of a vendor SDK in P
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import stat
@@ -164,6 +165,25 @@ class Finding:
     def categories(self) -> tuple[str, ...]:
         return (self.category, *self.also)
 
+    def __reduce__(self) -> tuple[type[Finding], tuple[object, ...]]:
+        # Workers send findings to the parent: a tuple of fields pickles several times
+        # faster than the generic protocol for a slotted dataclass.
+        return (
+            Finding,
+            (
+                self.path,
+                self.line,
+                self.column,
+                self.category,
+                self.message,
+                self.text,
+                self.span,
+                self.families,
+                self.also,
+                self.branches,
+            ),
+        )
+
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
             "path": self.path,
@@ -232,6 +252,23 @@ class Tally:
         self.categories.update(categories)
 
 
+def _sort_key(item: tuple[Finding, int]) -> tuple[object, ...]:
+    """A finding's sort order (the dataclass order: path is one per file) and its entry."""
+    f = item[0]
+    return (
+        f.line,
+        f.column,
+        f.category,
+        f.message,
+        f.text,
+        f.span or (),
+        f.families,
+        f.also,
+        f.branches,
+        item[1],
+    )
+
+
 class _FirstN:
     """The first ``limit`` items in sort order (all when ``limit`` is 0); a tally of the rest.
 
@@ -259,7 +296,7 @@ class _FirstN:
             self._cut()
 
     def _cut(self) -> None:
-        self.items.sort()
+        self.items.sort(key=_sort_key)  # a tuple key: compared in C, not by dataclass methods
         if self.limit and len(self.items) > self.limit:
             for finding, _ in self.items[self.limit :]:
                 self.rest.add(finding.categories)
@@ -399,7 +436,15 @@ def excerpt(line: str, column: int = 1) -> str:
 
 # --- conditionals -----------------------------------------------------------------------
 
-_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)", re.S)
+_KEYWORD = re.compile(r"#[ \t]*(?P<kw>[a-z_]+)\b")
+_CONDITIONAL_KEYWORDS = frozenset(("if", "ifdef", "ifndef", "elif", "else", "endif"))
+# Includes of a vendor that hold no vendor word: a .cu/.cuh source, <cute/...>, <ck/...>.
+_UNWORDED_INCLUDE = re.compile(
+    r"\.cuh?\b|[<\"/](?:"
+    + "|".join(n for ns in vendors.SDK_NAMESPACES.values() for n in ns)
+    + r")/"
+)
+_NAME = re.compile(r"[ \t]*(\w+)")
 _INCLUDE = re.compile(
     r'[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"\n]+)[>"]'
 )
@@ -419,10 +464,10 @@ _SUBSTANTIVE = re.compile(
 class _Branch:
     line: int
     kw: str
-    condition: str
+    offset: int = 0  # where its line starts
+    rest: tuple[int, int] = (0, 0)  # where its condition is in the text
     families: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    offset: int = 0  # where its line starts
 
 
 @dataclass
@@ -431,10 +476,10 @@ class _Conditional:
     include_guard: bool = False
 
 
-def _condition(kw: str, rest: str) -> _Branch:
-    branch = _Branch(0, kw, rest.strip())
-    if kw not in _GUARD_DIRECTIVES:
-        return branch
+def _condition(branch: _Branch, rest: str) -> None:
+    """The vendor families and categories of a branch's condition ``rest``."""
+    if branch.kw not in _GUARD_DIRECTIVES:
+        return
     cats: list[str] = []
     fams: set[str] = set()
     for m in _IDENT.finditer(rest):
@@ -453,7 +498,6 @@ def _condition(kw: str, rest: str) -> _Branch:
             fams.update(words.values())
     branch.categories = tuple(sorted(cats, key=lambda c: c != "use-cuda-guard"))
     branch.families = tuple(sorted(fams))
-    return branch
 
 
 _SIDE_FAMILIES = {
@@ -483,13 +527,25 @@ class _LineSet:
 
 
 class _CScan:
-    """One C/C++/CUDA file: directives first, then code, strings and comments."""
+    """One C/C++/CUDA file: directives first, then code, strings and comments.
 
-    def __init__(self, text: str, path: str, moved: MovedFiles | None, file_moves: bool):
+    A directive line without a vendor identifier is only followed for its structure
+    (nesting, include guards): its text is never masked or classified.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        path: str,
+        moved: MovedFiles | None,
+        file_moves: bool,
+        spans: list[tuple[int, int]],
+    ):
         self.text = text
         self.path = path
         self.moved = moved
         self.file_moves = file_moves
+        self.span_starts = [a for a, _ in spans]
         self.lines = Lines(text)
         self.tokens = lex_c(text)
         self.skip = _LineSet(len(self.lines))  # directive lines reported as a whole
@@ -498,9 +554,20 @@ class _CScan:
         self.structure = _LineSet(len(self.lines))  # include guards, vendor directives
         self.requires: tuple[tuple[str, ...], str] | None = None
 
+    def _vendor(self, start: int, end: int) -> bool:
+        """Whether a vendor identifier starts in ``text[start:end]``."""
+        index = bisect.bisect_left(self.span_starts, start)
+        return index < len(self.span_starts) and self.span_starts[index] < end
+
+    def _rest(self, branch: _Branch) -> str:
+        """A branch's condition, comments and strings blanked, continuations joined."""
+        rest = self.tokens.masked(*branch.rest)
+        return _CONTINUATION.sub(" ", rest) if "\\" in rest else rest
+
     def directives(self, add: Callable[..., None]) -> None:
         text, tokens, lines = self.text, self.tokens, self.lines
         stack: list[_Conditional] = []
+        every_include = self.moved is not None and not self.file_moves
         done = 0  # end of the last directive: its continuation lines are not directives
         size = len(text)
         hash_at = text.find("#")
@@ -518,21 +585,49 @@ class _CScan:
                 end = size if more < 0 else more
             done = end
             hash_at = text.find("#", end)
-            logical = tokens.masked(start, end)
-            if "\\" in logical:
-                logical = _CONTINUATION.sub(" ", logical)
-            d = _DIRECTIVE.match(logical)
+            d = _KEYWORD.match(text, nxt - 1, end)
             if d is None:
                 continue
+            kw = d.group("kw")
+            if kw == "define":
+                if self._vendor(start, end):
+                    name = _DEFINE_NAME.match(text, d.end(), end)
+                    if name is not None:
+                        self.defined.add(name.group("name"))
+                continue
+            include = kw in ("include", "include_next", "import")
+            if not include and kw not in _CONDITIONAL_KEYWORDS:
+                continue
+            vendor = self._vendor(start, end)
+            if include and not (
+                vendor or every_include or _UNWORDED_INCLUDE.search(text, start, end)
+            ):
+                continue  # an include that names no vendor and no moved file
             line_no = lines.locate(start)[0]
             last_line = line_no + text.count("\n", start, end)
-            kw, rest = d.group("kw"), d.group("rest")
-            if kw in ("if", "ifdef", "ifndef"):
-                branch = _condition(kw, rest)
-                branch.line, branch.offset = line_no, start
+            if include:
+                self.skip.update(range(line_no, last_line + 1))
+                inc = _INCLUDE.match(text, start, min(len(text), start + 4096))
+                if inc is not None:
+                    depth = sum(1 for c in stack if not c.include_guard)
+                    quoted = inc.group("q") == '"'
+                    self._include(inc.group("path"), quoted, line_no, start, depth, add)
+            elif kw == "endif":
+                if stack:
+                    self._close(stack.pop(), line_no, True, add)
+            else:
+                branch = _Branch(line_no, kw, start, (d.end(), end))
+                if vendor:
+                    _condition(branch, self._rest(branch))
+                if kw in ("elif", "else"):
+                    self.skip.update(range(line_no, last_line + 1))
+                    if stack:
+                        stack[-1].branches.append(branch)
+                    continue
                 cond = _Conditional([branch])
-                if kw == "ifndef" and rest.split():
-                    guard = self._include_guard(end, rest.split()[0])
+                name = _NAME.match(text, d.end(), end) if kw == "ifndef" else None
+                if name is not None:
+                    guard = self._include_guard(end, name.group(1))
                     if guard:
                         cond.include_guard = True
                         self.structure.update(range(line_no, last_line + 1))
@@ -541,26 +636,6 @@ class _CScan:
                             self.skip.add(guard)
                 stack.append(cond)
                 self.skip.update(range(line_no, last_line + 1))
-            elif kw in ("elif", "else"):
-                self.skip.update(range(line_no, last_line + 1))
-                if stack:
-                    branch = _condition(kw, rest)
-                    branch.line, branch.offset = line_no, start
-                    stack[-1].branches.append(branch)
-            elif kw == "endif":
-                if stack:
-                    self._close(stack.pop(), line_no, True, add)
-            elif kw == "define":
-                name = _DEFINE_NAME.match(rest)
-                if name is not None:
-                    self.defined.add(name.group("name"))
-            elif kw in ("include", "include_next", "import"):
-                self.skip.update(range(line_no, last_line + 1))
-                inc = _INCLUDE.match(text, start, min(len(text), start + 4096))
-                if inc is not None:
-                    depth = sum(1 for c in stack if not c.include_guard)
-                    quoted = inc.group("q") == '"'
-                    self._include(inc.group("path"), quoted, line_no, start, depth, add)
         for cond in reversed(stack):  # unterminated conditionals run to the end of the file
             self._close(cond, len(lines), False, add)
 
@@ -586,7 +661,10 @@ class _CScan:
             fams.update(b.families)
             cats.extend(c for c in b.categories if c not in cats)
         cats.sort(key=lambda c: c != "use-cuda-guard")
-        labels = conditions.branch_sides([(b.kw, b.condition) for b in cond.branches])
+        rests = [self._rest(b) for b in cond.branches]
+        labels = conditions.branch_sides(
+            [(b.kw, r) for b, r in zip(cond.branches, rests, strict=True)]
+        )
         bounds = [b.line for b in cond.branches] + [end_line]
         branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
         build_flag = "use-cuda-guard" in cats  # a compiler-only #if is a core header's too
@@ -602,7 +680,7 @@ class _CScan:
             first.line,
             1,
             cats[0],
-            f"#{first.kw} {squash(first.condition)}: lines {start}-{end_line} ({sides}{tail})",
+            f"#{first.kw} {squash(self._rest(first))}: lines {start}-{end_line} ({sides}{tail})",
             tuple(sorted(fams)),
             span=(start, end_line),
             also=tuple(cats[1:]),
@@ -699,14 +777,16 @@ def _scan_c(
     spans: list[tuple[int, int]] | None = None,
     generated: bool = False,
 ) -> FileSink:
-    scan = _CScan(text, path, moved, file_moves)
+    if spans is None:
+        spans = vendor_spans(text)
+    scan = _CScan(text, path, moved, file_moves, spans)
     lines, tokens, skip = scan.lines, scan.tokens, scan.skip
     sink = FileSink(path, lines, selection)
     add = sink.add
     scan.directives(add)
     names = FileNames(text, frozenset(scan.defined))
     hits = _TokenHits()
-    for start, end in vendor_spans(text) if spans is None else spans:
+    for start, end in spans:
         index = tokens.find(start)
         if index >= 0:
             hits.add(index, start, end)
@@ -794,7 +874,7 @@ def _report_tokens(
 
 # --- Python -----------------------------------------------------------------------------
 
-_PY_TOP_IMPORT = re.compile(r"^(?:from|import)[ \t]+(?P<module>[A-Za-z_][\w.]*)", re.M)
+_PY_TOP_IMPORT = re.compile(r"(?:from|import)[ \t]+\Z")
 
 
 def _sdk_module_family(module: str) -> str | None:
@@ -803,6 +883,15 @@ def _sdk_module_family(module: str) -> str | None:
             if module == name or module.startswith(name + "."):
                 return fam
     return None
+
+
+def _top_level_import(text: str, start: int, end: int) -> str | None:
+    """The module ``text[start:end]`` begins, when a module-level import names it there."""
+    line = text.rfind("\n", 0, start) + 1
+    if not _PY_TOP_IMPORT.match(text, line, start):
+        return None
+    module = re.match(r"[\w.]+", text[start : start + 200])
+    return module.group(0) if module is not None else None
 
 
 def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING) -> list[Finding]:
@@ -836,12 +925,12 @@ def _scan_python(
         if hit is not None:
             line_no, col = lines.locate(hit[3])
             add(line_no, col, hit[0], hit[1], hit[2], line_start=hit[3] - col + 1)
+            if hit[0] == "vendor-api" and sink.vendor_code is None:
+                module = _top_level_import(text, start, end)  # import cutlass.cute, at column 0
+                fam = _sdk_module_family(module) if module else None
+                if fam is not None:
+                    sink.vendor_code = ((fam,), f"imports {module} at module level")
     _report_tokens(text, tokens, lines, hits, add, None)
-    for m in _PY_TOP_IMPORT.finditer(text):
-        fam = _sdk_module_family(m.group("module"))
-        if fam is not None and tokens.find(m.start()) < 0:
-            sink.vendor_code = ((fam,), f"imports {m.group('module')} at module level")
-            break
     return sink
 
 
@@ -970,7 +1059,7 @@ def scan_file(
         return result  # most files: never decoded
     text = raw.decode("utf-8", errors="replace")
     if candidate is not None and len(text) == len(raw):  # byte offsets are text offsets
-        spans = vendor_spans(text, *candidate)
+        spans = vendor_spans(text, candidate)
     else:
         spans = vendor_spans(text)
     del raw

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 
 from torchsplit import vendors
 
@@ -49,40 +50,47 @@ def _minimal(words: tuple[str, ...]) -> list[str]:
 
 
 # Candidates: run on lower-cased text, plus the case-sensitive driver-API spellings that
-# hold no vendor word (cuInit, CUresult).
+# hold no vendor word (cuInit, CUresult). One pattern per first letter: each starts with
+# a literal ("c(?:u(?:da|dnn...", "n(?:ccl|v..."), which ``re`` finds by a fast scan for
+# that character; one alternation of all the words would try a branch at every c, h, n,
+# r, t... of the text.
 _WORDS = _minimal(vendors.source_substrings())
-_CANDIDATE_LOW = re.compile(_trie(_WORDS))
-_CANDIDATE_LOW_I = re.compile(_CANDIDATE_LOW.pattern, re.IGNORECASE)
-_CANDIDATE_CASED = re.compile(r"cu[A-Z]|CU[a-z]")
-_CANDIDATE_BYTES = re.compile(_CANDIDATE_LOW.pattern.encode())
-_CANDIDATE_CASED_BYTES = re.compile(_CANDIDATE_CASED.pattern.encode())
+_HEADS: dict[str, list[str]] = {}
+for _word in _WORDS:
+    _HEADS.setdefault(_word[0], []).append(_word)
+# Most likely first ("cuda"), so the prefilter stops early in a vendor's file.
+_HEAD_ORDER = sorted(_HEADS, key=lambda head: (head != "c", -len(_HEADS[head]), head))
+_CANDIDATE_BYTES = [re.compile(_trie(_HEADS[head]).encode()) for head in _HEAD_ORDER]
+_CANDIDATE_LOW = [re.compile(_trie(_HEADS[head])) for head in _HEAD_ORDER]
+_CANDIDATE_LOW_I = re.compile(_trie(_WORDS), re.IGNORECASE)
+_CANDIDATE_CASED = [re.compile(r"cu[A-Z]"), re.compile(r"CU[a-z]")]
+_CANDIDATE_CASED_BYTES = [re.compile(rx.pattern.encode()) for rx in _CANDIDATE_CASED]
 _CU_SUFFIX = re.compile(r"\.cuh?\b")
 _CU_SUFFIX_BYTES = re.compile(rb"\.cuh?\b")
 _IDENT_TAIL = re.compile(r"[A-Za-z0-9_]*")
 
 
-def first_candidate(raw: bytes) -> tuple[bytes, int] | None:
-    """Cheap test on a file's bytes: None when no vendor token can be in it.
-
-    Else the lower-cased bytes and the offset of the first word candidate there (-1 when
-    only a driver-API spelling or a ``.cu`` name was seen), for :func:`vendor_spans`.
-    """
+def first_candidate(raw: bytes) -> bytes | None:
+    """Cheap test on a file's bytes: None when no vendor token can be in it, else the
+    lower-cased bytes (for :func:`vendor_spans`)."""
     low = raw.lower()
-    m = _CANDIDATE_BYTES.search(low)
-    if m is not None:
-        return low, m.start()
-    if _CANDIDATE_CASED_BYTES.search(raw) or _CU_SUFFIX_BYTES.search(raw):
-        return low, -1
+    if any(rx.search(low) for rx in _CANDIDATE_BYTES):
+        return low
+    if any(rx.search(raw) for rx in _CANDIDATE_CASED_BYTES) or _CU_SUFFIX_BYTES.search(raw):
+        return low
     return None
 
 
-def vendor_words(text: str) -> dict[str, str]:
-    """Vendor words in ``text`` (identifier, path or prose), each with its family."""
-    return dict(_vendor_words(text))
+def vendor_words(text: str) -> Mapping[str, str]:
+    """Vendor words in ``text`` (identifier, path or prose), each with its family.
+
+    Cached and read-only: identifiers repeat throughout a tree.
+    """
+    return _vendor_words(text)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
+def _vendor_words(text: str) -> Mapping[str, str]:
     found: dict[str, str] = {}
     for part in _SPLIT.split(text):
         if not part:
@@ -90,24 +98,29 @@ def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
         if _THC.match(part):
             found.setdefault("thc", "cuda")
         lower = part.lower()
-        # A whole piece may be an exact word ("hip" in kHIP); a prefix word may start at
-        # any piece boundary and run on ("CuDNN" in userEnabledCuDNN, "MIOpen" in useMIOpen).
         starts = [0, 3] if lower.startswith("lib") else [0]  # libnvrtc names nvrtc
-        for m in _CAMEL.finditer(part):
-            piece = m.group(0).lower()
-            fam = _EXACT.get(piece)
+        if part == lower and part.isalpha():  # one lower-case piece: the common case
+            fam = _EXACT.get(part)
             if fam is not None:
-                found.setdefault(piece, fam)
-            if m.start():
-                starts.append(m.start())
-        fam = _EXACT.get(lower)
-        if fam is not None:
-            found.setdefault(lower, fam)
+                found.setdefault(part, fam)
+        else:
+            # A whole piece may be an exact word ("hip" in kHIP); a prefix word may start
+            # at any piece boundary and run on ("CuDNN" in userEnabledCuDNN, "MIOpen").
+            for m in _CAMEL.finditer(part):
+                piece = m.group(0).lower()
+                fam = _EXACT.get(piece)
+                if fam is not None:
+                    found.setdefault(piece, fam)
+                if m.start():
+                    starts.append(m.start())
+            fam = _EXACT.get(lower)
+            if fam is not None:
+                found.setdefault(lower, fam)
         for start in starts:
             m = _PREFIX_RE.match(lower, start)
             if m is not None:
                 found.setdefault(m.group(0), _PREFIX[m.group(0)])
-    return tuple(found.items())
+    return MappingProxyType(found)
 
 
 def families_of(text: str) -> tuple[str, ...]:
@@ -131,36 +144,34 @@ def ident_at(text: str, pos: int) -> tuple[int, int]:
     return start, m.end() if m is not None else pos
 
 
-def _candidate_runs(
-    text: str, low: bytes | None = None, first: int = 0
-) -> tuple[Iterator[int], Iterator[int]]:
-    """The two sources of candidate offsets, each in order (words; cased spellings).
+def _candidate_runs(text: str, low: bytes | None = None) -> list[Iterator[int]]:
+    """The sources of candidate offsets, each in order (one per word head; cased spellings).
 
     ``low`` is the file's lower-cased bytes when their offsets are the text's (one byte a
-    character), ``first`` where to start looking in them (-1: no word candidate).
+    character).
     """
     if low is not None:
-        words = _CANDIDATE_BYTES.finditer(low, first) if first >= 0 else iter(())
-        hits: Iterator[int] = (m.start() for m in words)
+        runs = [(m.start() for m in rx.finditer(low)) for rx in _CANDIDATE_BYTES]
     else:
         lowered = text.lower()
         if len(lowered) == len(text):
-            hits = (m.start() for m in _CANDIDATE_LOW.finditer(lowered))
+            runs = [(m.start() for m in rx.finditer(lowered)) for rx in _CANDIDATE_LOW]
         else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
             del lowered
-            hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
-    return hits, (m.start() for m in _CANDIDATE_CASED.finditer(text))
+            runs = [(m.start() for m in _CANDIDATE_LOW_I.finditer(text))]
+    runs.extend((m.start() for m in rx.finditer(text)) for rx in _CANDIDATE_CASED)
+    return runs
 
 
-def vendor_spans(text: str, low: bytes | None = None, first: int = 0) -> list[tuple[int, int]]:
+def vendor_spans(text: str, low: bytes | None = None) -> list[tuple[int, int]]:
     """(start, end) of every identifier in ``text`` that may be a vendor token, in order.
 
     Complete: a vendor token (word, library name, compiler macro, API name) always holds
-    a candidate substring. Comments and strings are not told from code here. ``low`` and
-    ``first`` come from :func:`first_candidate` when the caller has them.
+    a candidate substring. Comments and strings are not told from code here. ``low``
+    comes from :func:`first_candidate` when the caller has it.
     """
     spans: dict[int, int] = {}
-    for run in _candidate_runs(text, low, first):
+    for run in _candidate_runs(text, low):
         last_end = -1
         for pos in run:
             if pos < last_end:  # another candidate inside the same identifier
