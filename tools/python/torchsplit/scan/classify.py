@@ -65,15 +65,32 @@ class FileNames:
     def __init__(self, text: str, defined: frozenset[str]):
         self.text = text
         self.defined = defined  # names the file #defines
-        self._constants: dict[str, bool] = {}
+        self._constants: frozenset[str] | None = None
 
     def is_constant(self, name: str) -> bool:
         """Whether the file declares ``name`` as a variable (``constexpr int NAME = 5;``)."""
-        known = self._constants.get(name)
-        if known is None:
-            pattern = rf"\b(?:constexpr|const|static)\b[^;=(){{}}\n]*\b{name}\s*(?:=[^=]|\{{|\[)"
-            known = self._constants[name] = re.search(pattern, self.text) is not None
-        return known
+        if self._constants is None:  # one pass, only for a file with such a name
+            self._constants = frozenset(_CONSTANT.findall(self.text))
+        return name in self._constants
+
+
+# A declaration of an all-caps variable: constexpr int NAME = 5; static std::vector<T> NAME{..
+_CONSTANT = re.compile(
+    r"(?:constexpr|const|static)\b[^;=(){}\n]*?\b([A-Z][A-Z0-9]*_[A-Z0-9_]*)\s*(?:=[^=]|\{|\[)"
+)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _macro_kind(ident: str) -> tuple[str, str] | None:
+    """What an all-caps vendor name's spelling alone says: ("torch", "") or ("sdk", family)."""
+    if ident.startswith(vendors.TORCH_MACRO_PREFIXES) or _TORCH_IN_SDK.match(ident):
+        return "torch", ""
+    if _TORCH_SUFFIX.search(ident):
+        return "torch", ""
+    for fam, rx in _SDK_MACRO:  # the SDK's spelling, even where torch sets it for the SDK
+        if rx.match(ident):
+            return "sdk", fam
+    return None
 
 
 def _macro_hit(text: str, end: int, ident: str, names: FileNames) -> Hit:
@@ -81,18 +98,33 @@ def _macro_hit(text: str, end: int, ident: str, names: FileNames) -> Hit:
     fams = _fams(ident)
     if names.is_constant(ident):
         return "vendor-identifier", f"names {ident} (a constant, not a macro)", fams
-    if ident.startswith(vendors.TORCH_MACRO_PREFIXES) or _TORCH_IN_SDK.match(ident):
+    kind = _macro_kind(ident)
+    if kind is not None and kind[0] == "torch":
         return "cuda-api-macro", f"uses {ident}", fams
-    if _TORCH_SUFFIX.search(ident):
-        return "cuda-api-macro", f"uses {ident}", fams
-    for fam, rx in _SDK_MACRO:  # the SDK's spelling, even where torch sets it for the SDK
-        if rx.match(ident):
-            return "vendor-api", f"uses {ident} (vendor SDK macro or constant)", (fam,)
+    if kind is not None:
+        return "vendor-api", f"uses {ident} (vendor SDK macro or constant)", (kind[1],)
     if ident in names.defined:
         return "cuda-api-macro", f"uses {ident} (defined in this file)", fams
     if _NEXT_IS_CALL.match(text, end):
         return "cuda-api-macro", f"uses {ident}", fams
     return "vendor-identifier", f"names {ident} (a constant, not a macro)", fams
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _is_setting(ident: str) -> bool:
+    return _SETTING.match(ident.lstrip("_")) is not None
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _api_family(ident: str) -> str | None:
+    for fam, rx in API:
+        if rx.match(ident):
+            return fam
+    return None
+
+
+def _is_macro_name(ident: str) -> bool:
+    return "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_")
 
 
 def classify_c(
@@ -108,16 +140,17 @@ def classify_c(
     if ident in ("kCUDA", "kHIP"):
         return "device-type-cuda", f"names {ident}", (_DEVICE_WORD[ident[1:]],)
     window = text[max(0, start - 48) : start]
-    qualifier = _DEVICE_QUALIFIER.search(window)
-    if qualifier is not None:
-        fams = _device_fams(ident)
-        if fams:
-            owner = qualifier.group(0).split(":")[0].strip()
-            return "device-type-cuda", f"names {owner}::{ident}", fams
-    setting = _SETTING_QUALIFIER.search(window)
-    if setting is not None and vendor_words(ident):
-        owner = setting.group(0).split(":")[0].strip()
-        return "vendor-setting", f"names setting {owner}::{ident}", _fams(ident)
+    if window.rstrip().endswith("::"):  # qualified: Enum::Member or namespace::name
+        qualifier = _DEVICE_QUALIFIER.search(window)
+        if qualifier is not None:
+            fams = _device_fams(ident)
+            if fams:
+                owner = qualifier.group(0).split(":")[0].strip()
+                return "device-type-cuda", f"names {owner}::{ident}", fams
+        setting = _SETTING_QUALIFIER.search(window)
+        if setting is not None and vendor_words(ident):
+            owner = setting.group(0).split(":")[0].strip()
+            return "vendor-setting", f"names setting {owner}::{ident}", _fams(ident)
     if _IS_DEVICE.match(ident):
         before = window.rstrip()
         if before.endswith((".", "->")) or _NEXT_IS_CALL.match(text, end):
@@ -125,14 +158,14 @@ def classify_c(
     fam = _SDK_NAMESPACE.get(ident)
     if fam is not None and _NEXT_IS_SCOPE.match(text, end) and not _BEFORE_SCOPE.search(window):
         return "vendor-api", f"uses {ident}::", (fam,)
-    if _SETTING.match(ident.lstrip("_")):
+    if _is_setting(ident):
         return "vendor-setting", f"uses setting {ident}", _fams(ident)
     words = vendor_words(ident)
-    if words and "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_"):
+    if words and _is_macro_name(ident):
         return _macro_hit(text, end, ident, names)
-    for fam, rx in API:
-        if rx.match(ident):
-            return "vendor-api", f"uses {ident}", (fam,)
+    api = _api_family(ident)
+    if api is not None:
+        return "vendor-api", f"uses {ident}", (api,)
     if words:
         fams = tuple(sorted(set(words.values())))
         if generated and _is_operator(ident):
@@ -153,9 +186,9 @@ def classify_python(
     ident = text[start:end]
     window = text[max(0, start - 24) : start]
     words = vendor_words(ident)
-    if _SETTING.match(ident.lstrip("_")):
+    if _is_setting(ident):
         return "vendor-setting", f"uses setting {ident}", _fams(ident), start
-    torch_prefix = _PY_TORCH_PREFIX.search(window)
+    torch_prefix = _PY_TORCH_PREFIX.search(window) if window.endswith(".") else None
     if torch_prefix is not None and words:
         fams = tuple(sorted(set(words.values())))
         prefix = torch_prefix.group(0)
@@ -176,16 +209,16 @@ def classify_python(
         return "python-torch-cuda", f"declares torch._C binding {ident}", _fams(ident), start
     if ident == "cuda" and window.endswith(".") and _NEXT_IS_CALL.match(text, end):
         return "python-torch-cuda", "uses .cuda(", ("cuda",), start - 1
-    qualifier = _PY_DEVICE_QUALIFIER.search(window)
+    qualifier = _PY_DEVICE_QUALIFIER.search(window) if window.endswith(".") else None
     if qualifier is not None:
         fams = _device_fams(ident)
         if fams:
             return "device-type-cuda", f"names {qualifier.group(0)}{ident}", fams, start
     if _IS_DEVICE.match(ident) and window.rstrip().endswith("."):
         return "is-cuda", f"tests {ident}", (_is_family(ident),), start
-    for fam, rx in API:
-        if rx.match(ident):
-            return "vendor-api", f"uses {ident}", (fam,), start
+    api = _api_family(ident)
+    if api is not None:
+        return "vendor-api", f"uses {ident}", (api,), start
     if words:
         return "vendor-identifier", f"names {ident}", tuple(sorted(set(words.values()))), start
     return None

@@ -13,6 +13,7 @@ undefined macro (0) satisfies (``CUDA_VERSION < 12000``): that one stays free.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass
@@ -193,6 +194,12 @@ def side(expr: Expr) -> str:
 
 def branch_sides(branches: list[tuple[str, str]]) -> list[str]:
     """The side of each branch ``(keyword, condition)`` of one ``#if ... #endif``."""
+    return list(_branch_sides(tuple(branches)))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _branch_sides(branches: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """Cached: the same few conditionals (#ifdef USE_ROCM ... #else) recur in every file."""
     sides: list[str] = []
     earlier: list[Expr] = []
     for kw, rest in branches:
@@ -202,4 +209,4 @@ def branch_sides(branches: list[tuple[str, str]]) -> list[str]:
             effective = ("and", effective, ("not", previous))
         sides.append(side(effective))
         earlier.append(own)
-    return sides
+    return tuple(sides)

@@ -147,8 +147,10 @@ STRING_PROBE = 4096  # only a string literal's head is classified
 
 
 # Slots: no per-instance __dict__, so a finding costs about half as much memory. The
-# path string is shared by every finding of a file, never copied.
-@dataclass(frozen=True, order=True, slots=True)
+# path string is shared by every finding of a file, never copied. Not frozen: a frozen
+# dataclass sets each field through object.__setattr__, five times slower to build, and
+# a large tree has tens of thousands of findings. Nothing changes a finding once made.
+@dataclass(order=True, slots=True)
 class Finding:
     path: str
     line: int
@@ -322,6 +324,8 @@ class FileSink:
         self.vendor_code: tuple[tuple[str, ...], str] | None = None
         # An entry's path glob is the same for every finding of the file: test it once.
         self.rules = [r for r in selection.allow if r.matches_path(path)]
+        # Every finding is selected unless a category or family filter is set.
+        self.filtered = selection.family != "all" or selection.categories != EVERYTHING.categories
         self.kept = _FirstN(selection.max_per_file)
         self.allowed = _FirstN(selection.max_per_file)
         self.used: set[int] = set()  # allowlist entries that matched something
@@ -341,7 +345,7 @@ class FileSink:
     ) -> None:
         """One finding; ``line_start`` (the offset of its line) saves a line lookup."""
         categories = (category, *also) if also else (category,)
-        if not self.selection.selects(categories, fams):
+        if self.filtered and not self.selection.selects(categories, fams):
             return
         if not self.rules and not self.kept.wants((line, col, category, message)):
             self.kept.rest.add(categories)
