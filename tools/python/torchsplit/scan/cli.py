@@ -247,6 +247,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         family=args.family,
         allow=tuple(entries.values()),
         max_per_file=args.max_per_file,
+        # the source lines: for every report but the text work list (allowlist lines need
+        # them too)
+        texts=not (args.plan and args.format == "text") or bool(entries),
     )
     result = scan_tree(
         args.paths,

@@ -167,23 +167,18 @@ class Finding:
     def categories(self) -> tuple[str, ...]:
         return (self.category, *self.also)
 
-    def __reduce__(self) -> tuple[type[Finding], tuple[object, ...]]:
-        # Workers send findings to the parent: a tuple of fields pickles several times
-        # faster than the generic protocol for a slotted dataclass.
+    def fields(self) -> tuple[object, ...]:
+        """Every field but the path (shared by all findings of a file)."""
         return (
-            Finding,
-            (
-                self.path,
-                self.line,
-                self.column,
-                self.category,
-                self.message,
-                self.text,
-                self.span,
-                self.families,
-                self.also,
-                self.branches,
-            ),
+            self.line,
+            self.column,
+            self.category,
+            self.message,
+            self.text,
+            self.span,
+            self.families,
+            self.also,
+            self.branches,
         )
 
     def as_dict(self) -> dict[str, object]:
@@ -229,6 +224,7 @@ class Selection:
     family: str = "all"
     allow: tuple[AllowRule, ...] = ()
     max_per_file: int = 0
+    texts: bool = True  # keep each finding's source line (a text --plan never shows it)
 
     def selects(self, categories: tuple[str, ...], families: tuple[str, ...]) -> bool:
         if self.categories.isdisjoint(categories):
@@ -356,7 +352,7 @@ class FileSink:
             col,
             category,
             message,
-            line_text(self.lines, line, col, line_start),
+            line_text(self.lines, line, col, line_start) if self.selection.texts else "",
             span,
             fams,
             also,
@@ -980,6 +976,41 @@ class FileResult:
             or self.generated
             or self.note
             or self.error
+            or self.vendor_code
+        )
+
+    def pack(self) -> tuple[object, ...]:
+        """Plain tuples, for a worker to send: pickled at C speed, unlike dataclasses."""
+        rest = self.unlisted
+        return (
+            self.path,
+            [f.fields() for f in self.findings],
+            self.generated,
+            self.note,
+            self.error,
+            (rest.count, rest.code, dict(rest.categories)),
+            [(f.fields(), entry) for f, entry in self.allowed],
+            self.allowed_unlisted,
+            tuple(self.used_entries),
+            self.vendor_code,
+        )
+
+    @classmethod
+    def unpack(cls, packed: tuple) -> FileResult:  # type: ignore[type-arg]
+        path, findings, generated, note, error, rest, allowed, *tail = packed
+        allowed_unlisted, used, vendor_code = tail
+        count, code, categories = rest
+        return cls(
+            path,
+            [Finding(path, *f) for f in findings],
+            generated,
+            note,
+            error,
+            Tally(count, code, Counter(categories)),
+            [(Finding(path, *f), entry) for f, entry in allowed],
+            allowed_unlisted,
+            frozenset(used),
+            vendor_code,
         )
 
 
@@ -1133,6 +1164,11 @@ def _scan_batch(args: _Batch) -> list[FileResult]:
     return out
 
 
+def _scan_batch_packed(args: _Batch) -> list[tuple]:  # type: ignore[type-arg]
+    """A worker's batch, as :meth:`FileResult.pack` tuples."""
+    return [r.pack() for r in _scan_batch(args)]
+
+
 @dataclass
 class ScanResult:
     files: list[FileResult]  # files with findings, a generator marker, a note or an error
@@ -1213,8 +1249,8 @@ def scan_tree(
         size = max(16, len(work) // (jobs * 8))
         batches = [(work[i : i + size], moved, selection) for i in range(0, len(work), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for part in pool.map(_scan_batch, batches):
-                files.extend(part)
+            for part in pool.map(_scan_batch_packed, batches):
+                files.extend(FileResult.unpack(packed) for packed in part)
     files.sort(key=lambda r: r.path)
     return ScanResult(files, len(work), issues, [display for _, display in work])
 
