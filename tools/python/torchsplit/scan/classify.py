@@ -167,7 +167,7 @@ def classify_c(
     if api is not None:
         return "vendor-api", f"uses {ident}", (api,)
     if words:
-        fams = tuple(sorted(set(words.values())))
+        fams = families_of(ident)
         if generated and _is_operator(ident):
             return "vendor-op", f"names {ident} from the operator schema", fams
         return "vendor-identifier", f"names {ident}", fams
@@ -220,7 +220,7 @@ def classify_python(
     if api is not None:
         return "vendor-api", f"uses {ident}", (api,), start
     if words:
-        return "vendor-identifier", f"names {ident}", tuple(sorted(set(words.values()))), start
+        return "vendor-identifier", f"names {ident}", families_of(ident), start
     return None
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from array import array
 
 from torchsplit.scan.words import IDENT_CHARS
 
@@ -138,27 +137,28 @@ def _raw_prefix(text: str, quote: int) -> bool:
 def lex_c(text: str) -> Tokens:
     tokens = Tokens(text, python=False)
     starts, ends = tokens.starts, tokens.ends
-    search = _C_TOKEN.search
-    pos = 0
-    while True:
-        m = search(text, pos)
-        if m is None:
-            break
-        start, end = m.span()
-        first = text[start]
-        if first == "R":
-            raw = _C_RAW.match(text, start + 1) if _raw_prefix(text, start + 1) else None
-            if raw is None:  # an identifier ending in R before a plain string
-                pos = start + 1
-                continue
-            start, end = start + 1, raw.end()
-            tokens.bodies[len(starts)] = raw.span(2)
-        elif first == "'" and start and text[start - 1] in IDENT_CHARS:
-            pos = start + 1  # 1'000'000: a digit separator, not a literal
-            continue
-        starts.append(start)
-        ends.append(end)
-        pos = end
+    pos: int | None = 0
+    while pos is not None:
+        resume = None  # where to search again when a match is not the token it seemed
+        for m in _C_TOKEN.finditer(text, pos):
+            start, end = m.span()
+            first = text[start]
+            if first == "R":
+                raw = _C_RAW.match(text, start + 1) if _raw_prefix(text, start + 1) else None
+                if raw is None:  # an identifier ending in R before a plain string
+                    resume = start + 1
+                else:
+                    tokens.bodies[len(starts)] = raw.span(2)
+                    starts.append(start + 1)
+                    ends.append(raw.end())
+                    resume = raw.end()
+                break
+            if first == "'" and start and text[start - 1] in IDENT_CHARS:
+                resume = start + 1  # 1'000'000: a digit separator, not a literal
+                break
+            starts.append(start)
+            ends.append(end)
+        pos = resume
     return tokens
 
 
@@ -187,22 +187,24 @@ def _triple_end(text: str, start: int, quote: str) -> int:
 def lex_python(text: str) -> Tokens:
     tokens = Tokens(text, python=True)
     starts, ends = tokens.starts, tokens.ends
-    search = _PY_TOKEN.search
-    pos = 0
-    while True:
-        m = search(text, pos)
-        if m is None:
-            break
-        start, end = m.span()
-        if end - start == 3 and text[start] != "#" and text[start] == text[start + 2]:
-            if text[start + 1] == text[start]:  # ''' or """: find the closing quotes
+    pos: int | None = 0
+    while pos is not None:
+        resume = None  # after triple quotes, finished by hand: search again from there
+        for m in _PY_TOKEN.finditer(text, pos):
+            start, end = m.span()
+            triple = end - start == 3 and text[start] != "#"
+            if triple and text[start] == text[start + 1] == text[start + 2]:
                 end = _triple_end(text, start, text[start : start + 3])
                 if end < 0:  # never closed: runs to the end of the file
                     end = len(text)
                     tokens.bodies[len(starts)] = (start + 3, end)
-        starts.append(start)
-        ends.append(end)
-        pos = end
+                starts.append(start)
+                ends.append(end)
+                resume = end
+                break
+            starts.append(start)
+            ends.append(end)
+        pos = resume
     return tokens
 
 
@@ -211,16 +213,15 @@ class Lines:
 
     Each pass of the scanner asks in increasing offset order, so lines are counted
     forward from the last answer (``str.count`` runs at C speed); a pass that starts
-    over counts again from the top. An array of line starts (8 bytes a line) is built
-    only when asked for an arbitrary line's start.
+    over counts again from the top. No table of line starts is kept: a dense file has
+    millions of lines.
     """
 
-    __slots__ = ("_line", "_line_start", "_pos", "_starts", "count", "text")
+    __slots__ = ("_line", "_line_start", "_pos", "count", "text")
 
     def __init__(self, text: str):
         self.text = text
         self.count = text.count("\n") + 1
-        self._starts: array[int] | None = None
         self._pos = 0
         self._line = 1
         self._line_start = 0
@@ -234,9 +235,6 @@ class Lines:
             if offset >= self._line_start:  # back, but on the same line
                 self._pos = offset
                 return self._line, offset - self._line_start + 1
-            if self._starts is not None:
-                index = bisect.bisect_right(self._starts, offset) - 1
-                return index + 1, offset - self._starts[index] + 1
             self._pos, self._line, self._line_start = 0, 1, 0  # a new pass: count again
         text = self.text
         newlines = text.count("\n", self._pos, offset)
@@ -245,27 +243,3 @@ class Lines:
             self._line_start = text.rfind("\n", self._pos, offset) + 1
         self._pos = offset
         return self._line, offset - self._line_start + 1
-
-    def start(self, line: int) -> int:
-        """Offset where 1-based ``line`` starts."""
-        if line == self._line:
-            return self._line_start
-        if self._starts is None:
-            self._build()
-        assert self._starts is not None
-        return self._starts[line - 1]
-
-    def end_of(self, line: int) -> int:
-        """Offset of the newline ending 1-based ``line`` (or the end of the text)."""
-        if line < self.count:
-            return self.start(line + 1) - 1
-        return len(self.text)
-
-    def _build(self) -> None:
-        starts = array("q", [0])
-        find = self.text.find
-        at = find("\n")
-        while at >= 0:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self._starts = starts

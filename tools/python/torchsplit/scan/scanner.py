@@ -337,9 +337,9 @@ class FileSink:
         span: tuple[int, int] | None = None,
         also: tuple[str, ...] = (),
         branches: tuple[tuple[int, int, str], ...] = (),
-        line_start: int | None = None,
+        line_start: int,
     ) -> None:
-        """One finding; ``line_start`` (the offset of its line) saves a line lookup."""
+        """One finding; ``line_start`` is the offset where its line starts."""
         categories = (category, *also) if also else (category,)
         if self.filtered and not self.selection.selects(categories, fams):
             return
@@ -352,7 +352,7 @@ class FileSink:
             col,
             category,
             message,
-            line_text(self.lines, line, col, line_start) if self.selection.texts else "",
+            line_text(self.lines, col, line_start) if self.selection.texts else "",
             span,
             fams,
             also,
@@ -411,11 +411,10 @@ class MovedFiles:
 # --- text of a finding --------------------------------------------------------------------
 
 
-def line_text(lines: Lines, number: int, column: int = 1, start: int | None = None) -> str:
-    """The line's text around ``column``, never copying more than a window of it."""
+def line_text(lines: Lines, column: int, start: int) -> str:
+    """The text around ``column`` of the line starting at ``start``, never copying more
+    than a window of it."""
     text = lines.text
-    if start is None:
-        start = lines.start(number)
     low = start + max(0, column - 1 - TEXT_WIDTH)
     limit = start + column - 1 + TEXT_WIDTH
     end = text.find("\n", low, limit)
@@ -438,12 +437,8 @@ def excerpt(line: str, column: int = 1) -> str:
 
 _KEYWORD = re.compile(r"#[ \t]*(?P<kw>[a-z_]+)\b")
 _CONDITIONAL_KEYWORDS = frozenset(("if", "ifdef", "ifndef", "elif", "else", "endif"))
-# Includes of a vendor that hold no vendor word: a .cu/.cuh source, <cute/...>, <ck/...>.
-_UNWORDED_INCLUDE = re.compile(
-    r"\.cuh?\b|[<\"/](?:"
-    + "|".join(n for ns in vendors.SDK_NAMESPACES.values() for n in ns)
-    + r")/"
-)
+# SDK include directories whose names hold no vendor word: <cute/...>, <ck/...>.
+SDK_INCLUDE_HEADS = frozenset(n for names in vendors.SDK_NAMESPACES.values() for n in names)
 _NAME = re.compile(r"[ \t]*(\w+)")
 _INCLUDE = re.compile(
     r'[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"\n]+)[>"]'
@@ -550,14 +545,24 @@ class _CScan:
         self.tokens = lex_c(text)
         self.skip = _LineSet(len(self.lines))  # directive lines reported as a whole
         self.defined: set[str] = set()
-        self.vendor_bodies: list[tuple[int, int, tuple[str, ...]]] = []  # lines, families
-        self.structure = _LineSet(len(self.lines))  # include guards, vendor directives
+        # offsets of the bodies of vendor-side branches, with their families
+        self.vendor_bodies: list[tuple[int, int, tuple[str, ...]]] = []
+        self.guard_defines: list[tuple[int, int]] = []  # offsets of include guards' #define
         self.requires: tuple[tuple[str, ...], str] | None = None
 
     def _vendor(self, start: int, end: int) -> bool:
         """Whether a vendor identifier starts in ``text[start:end]``."""
         index = bisect.bisect_left(self.span_starts, start)
         return index < len(self.span_starts) and self.span_starts[index] < end
+
+    def _unworded(self, start: int) -> bool:
+        """An include of a vendor's file that holds no vendor word: a ``.cu``/``.cuh``
+        source, or a vendor SDK's directory (``<cute/...>``, ``<ck/...>``)."""
+        inc = _INCLUDE.match(self.text, start, min(len(self.text), start + 4096))
+        if inc is None:
+            return False
+        target = inc.group("path")
+        return target.endswith((".cu", ".cuh")) or target.split("/", 1)[0] in SDK_INCLUDE_HEADS
 
     def _rest(self, branch: _Branch) -> str:
         """A branch's condition, comments and strings blanked, continuations joined."""
@@ -599,9 +604,7 @@ class _CScan:
             if not include and kw not in _CONDITIONAL_KEYWORDS:
                 continue
             vendor = self._vendor(start, end)
-            if include and not (
-                vendor or every_include or _UNWORDED_INCLUDE.search(text, start, end)
-            ):
+            if include and not (vendor or every_include or self._unworded(start)):
                 continue  # an include that names no vendor and no moved file
             line_no = lines.locate(start)[0]
             last_line = line_no + text.count("\n", start, end)
@@ -614,7 +617,7 @@ class _CScan:
                     self._include(inc.group("path"), quoted, line_no, start, depth, add)
             elif kw == "endif":
                 if stack:
-                    self._close(stack.pop(), line_no, True, add)
+                    self._close(stack.pop(), line_no, start, True, add)
             else:
                 branch = _Branch(line_no, kw, start, (d.end(), end))
                 if vendor:
@@ -630,26 +633,31 @@ class _CScan:
                     guard = self._include_guard(end, name.group(1))
                     if guard:
                         cond.include_guard = True
-                        self.structure.update(range(line_no, last_line + 1))
-                        self.structure.add(guard)
+                        self.guard_defines.append(guard[1:])
                         if branch.families:
-                            self.skip.add(guard)
+                            self.skip.add(guard[0])
                 stack.append(cond)
                 self.skip.update(range(line_no, last_line + 1))
         for cond in reversed(stack):  # unterminated conditionals run to the end of the file
-            self._close(cond, len(lines), False, add)
+            self._close(cond, len(lines), size, False, add)
 
-    def _include_guard(self, end: int, name: str) -> int:
-        """The line of ``#define NAME`` (no value) right after ``#ifndef NAME`` (0 if none);
+    def _include_guard(self, end: int, name: str) -> tuple[int, int, int] | None:
+        """(line, start, end) of ``#define NAME`` (no value) right after ``#ifndef NAME``;
         ``#ifndef X`` / ``#define X 1`` is a default for a setting, not a guard."""
         at = self.tokens.next_code(end)
         m = _DEFINE_AT.match(self.text, at)
         if m is None or m.group("name") != name:
-            return 0
-        return self.lines.locate(at)[0]
+            return None
+        line_end = self.text.find("\n", at)
+        return self.lines.locate(at)[0], at, len(self.text) if line_end < 0 else line_end
 
     def _close(
-        self, cond: _Conditional, end_line: int, terminated: bool, add: Callable[..., None]
+        self,
+        cond: _Conditional,
+        end_line: int,
+        end_offset: int,
+        terminated: bool,
+        add: Callable[..., None],
     ) -> None:
         vendor = [b for b in cond.branches if b.families]
         if not vendor or cond.include_guard:
@@ -667,12 +675,11 @@ class _CScan:
         )
         bounds = [b.line for b in cond.branches] + [end_line]
         branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
-        build_flag = "use-cuda-guard" in cats  # a compiler-only #if is a core header's too
-        for a, b, side in branches:
-            self.structure.add(a)
-            if build_flag and side in _SIDE_FAMILIES and b > a + 1:
-                self.vendor_bodies.append((a + 1, b - 1, _SIDE_FAMILIES[side]))
-        self.structure.add(end_line)
+        if "use-cuda-guard" in cats:  # a compiler-only #if is a core header's too
+            ends = [b.offset for b in cond.branches[1:]] + [end_offset]
+            for branch, body_end, (_, _, side) in zip(cond.branches, ends, branches, strict=True):
+                if side in _SIDE_FAMILIES:  # from the end of the directive to the next one
+                    self.vendor_bodies.append((branch.rest[1], body_end, _SIDE_FAMILIES[side]))
         start = cond.branches[0].line
         sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
         tail = "" if terminated else ", no #endif"
@@ -726,32 +733,26 @@ class _CScan:
             return self.requires
         if not self.vendor_bodies:
             return None
-        inside = bytearray(len(self.lines) + 2)
-        fams: set[str] = set()
-        for a, b, f in self.vendor_bodies:
-            inside[a : b + 1] = b"\1" * (b - a + 1)
-            fams.update(f)
-        # Code outside every vendor-side branch, apart from structure, makes it shared.
-        outside = bytearray(x | y for x, y in zip(inside, self.structure.flags, strict=True))
-        if self._has_code(outside, 0) or not self._has_code(inside, 1):
+        bodies = sorted(self.vendor_bodies)
+        fams = sorted({f for _, _, fs in bodies for f in fs})
+        # Code outside every vendor-side branch (an include guard's #define aside) makes
+        # the file shared; code inside one makes it the vendor's.
+        outside: list[tuple[int, int]] = []
+        pos = 0
+        for lo, hi in sorted([(a, b) for a, b, _ in bodies] + self.guard_defines):
+            if lo > pos:
+                outside.append((pos, lo))
+            pos = max(pos, hi)
+        outside.append((pos, len(self.text)))
+        if any(self._has_code(lo, hi) for lo, hi in outside):
             return None
-        return tuple(sorted(fams)), "all its code is inside vendor-side #if branches"
+        if not any(self._has_code(lo, hi) for lo, hi, _ in bodies):
+            return None
+        return tuple(fams), "all its code is inside vendor-side #if branches"
 
-    def _has_code(self, flags: bytearray, want: int) -> bool:
-        """Whether a line ``n`` (1-based) with ``flags[n] == want`` holds code."""
-        lines = self.lines
-        total = len(lines)
-        target, other = bytes((want,)), bytes((1 - want,))
-        n = flags.find(target, 1, total + 1)
-        while n >= 0:
-            end = flags.find(other, n, total + 1)
-            if end < 0:
-                end = total + 1
-            masked = self.tokens.masked(lines.start(n), lines.end_of(end - 1))
-            if _SUBSTANTIVE.search(masked):
-                return True
-            n = flags.find(target, end, total + 1)
-        return False
+    def _has_code(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` (whole lines) holds a line of code."""
+        return start < end and _SUBSTANTIVE.search(self.tokens.masked(start, end)) is not None
 
 
 def scan_c_text(

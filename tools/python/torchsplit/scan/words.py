@@ -123,6 +123,7 @@ def _vendor_words(text: str) -> Mapping[str, str]:
     return MappingProxyType(found)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def families_of(text: str) -> tuple[str, ...]:
     return tuple(sorted(set(vendor_words(text).values())))
 
