@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from torchsplit import vendors
@@ -145,22 +145,22 @@ def ident_at(text: str, pos: int) -> tuple[int, int]:
     return start, m.end() if m is not None else pos
 
 
-def _candidate_runs(text: str, low: bytes | None = None) -> list[Iterator[int]]:
+def _candidate_runs(text: str, low: bytes | None = None) -> list[list[int]]:
     """The sources of candidate offsets, each in order (one per word head; cased spellings).
 
     ``low`` is the file's lower-cased bytes when their offsets are the text's (one byte a
     character).
     """
     if low is not None:
-        runs = [(m.start() for m in rx.finditer(low)) for rx in _CANDIDATE_BYTES]
+        runs = [[m.start() for m in rx.finditer(low)] for rx in _CANDIDATE_BYTES]
     else:
         lowered = text.lower()
         if len(lowered) == len(text):
-            runs = [(m.start() for m in rx.finditer(lowered)) for rx in _CANDIDATE_LOW]
+            runs = [[m.start() for m in rx.finditer(lowered)] for rx in _CANDIDATE_LOW]
         else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
             del lowered
-            runs = [(m.start() for m in _CANDIDATE_LOW_I.finditer(text))]
-    runs.extend((m.start() for m in rx.finditer(text)) for rx in _CANDIDATE_CASED)
+            runs = [[m.start() for m in _CANDIDATE_LOW_I.finditer(text)]]
+    runs.extend([m.start() for m in rx.finditer(text)] for rx in _CANDIDATE_CASED)
     return runs
 
 
