@@ -134,8 +134,10 @@ def bench_corpus(
         cli += ["--suffixes", ",".join(suffixes)]
     grep = ["grep", "-rlE", "-i", *(f"--include=*{s}" for s in suffixes), WORDS]
     grep += [str(r) for r in roots]
+    serial = [*cli[: cli.index("-j")], "-j", "1", *cli[cli.index("-j") + 2 :]]
     commands = {
         f"torchsplit scan --plan -j {jobs}": cli,
+        "torchsplit scan --plan -j 1": serial,
         "grep -rlE": grep,
         "10-line Python baseline": [sys.executable, str(baseline), *map(str, roots)],
     }
@@ -158,7 +160,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, default=DEFAULT_TREE, help="a PyTorch source tree")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each command (median)")
-    parser.add_argument("--jobs", type=int, default=2, help="the CLI's -j (default 2)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="the CLI's -j (default 2; -j 1 runs too)"
+    )
     parser.add_argument(
         "--memory",
         action="store_true",

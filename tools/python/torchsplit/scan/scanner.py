@@ -61,6 +61,7 @@ from torchsplit.scan import conditions
 from torchsplit.scan.classify import (
     TORCH_ROOTS,
     FileNames,
+    Hit,
     classify_c,
     classify_include,
     classify_python,
@@ -789,6 +790,9 @@ def _scan_c(
     scan.directives(add)
     names = FileNames(text, frozenset(scan.defined))
     hits = _TokenHits()
+    # An identifier's category depends on it and on the characters next to it only
+    # (unless it is qualified: Enum::Member): the same spelling recurs, classify it once.
+    seen: dict[tuple[str, str, str], Hit | None] = {}
     for start, end in spans:
         index = tokens.find(start)
         if index >= 0:
@@ -799,7 +803,14 @@ def _scan_c(
         line_no, col = lines.locate(start)
         if line_no in skip:
             continue
-        hit = classify_c(text, start, end, names, generated)
+        before = text[max(0, start - 8) : start].rstrip()[-2:]
+        key = (text[start:end], before, text[end : end + 8].lstrip(" \t")[:2])
+        if before == "::":
+            hit = classify_c(text, start, end, names, generated)
+        elif key in seen:
+            hit = seen[key]
+        else:
+            hit = seen[key] = classify_c(text, start, end, names, generated)
         if hit is not None:
             add(line_no, col, hit[0], hit[1], hit[2], line_start=start - col + 1)
     _report_tokens(text, tokens, lines, hits, add, skip)
