@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 
 from torchsplit.scan.words import IDENT_CHARS
 
@@ -33,8 +34,8 @@ class Tokens:
     def __init__(self, text: str, python: bool):
         self.text = text
         self.python = python
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.starts = array("q")  # 8 bytes a token: a dense file has millions
+        self.ends = array("q")
         self.bodies: dict[int, tuple[int, int]] = {}  # token index -> contents, if unusual
 
     def kind(self, index: int) -> int:

@@ -46,10 +46,10 @@ of a vendor SDK or backend header, or a module-level import of a vendor SDK in P
 
 from __future__ import annotations
 
-import bisect
 import os
 import re
 import stat
+from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -71,6 +71,7 @@ from torchsplit.scan.classify import (
 from torchsplit.scan.lexer import CHAR, COMMENT, Lines, Tokens, lex_c, lex_python
 from torchsplit.scan.words import (
     COMPILER_MACRO,
+    Spans,
     families_of,
     first_candidate,
     has_cu_include,
@@ -537,13 +538,13 @@ class _CScan:
         path: str,
         moved: MovedFiles | None,
         file_moves: bool,
-        spans: list[tuple[int, int]],
+        spans: Spans,
     ):
         self.text = text
         self.path = path
         self.moved = moved
         self.file_moves = file_moves
-        self.span_starts = [a for a, _ in spans]
+        self.spans = spans
         self.lines = Lines(text)
         self.tokens = lex_c(text)
         self.skip = _LineSet(len(self.lines))  # directive lines reported as a whole
@@ -555,8 +556,7 @@ class _CScan:
 
     def _vendor(self, start: int, end: int) -> bool:
         """Whether a vendor identifier starts in ``text[start:end]``."""
-        index = bisect.bisect_left(self.span_starts, start)
-        return index < len(self.span_starts) and self.span_starts[index] < end
+        return self.spans.any_between(start, end)
 
     def _unworded(self, start: int) -> bool:
         """An include of a vendor's file that holds no vendor word: a ``.cu``/``.cuh``
@@ -778,7 +778,7 @@ def _scan_c(
     moved: MovedFiles | None,
     file_moves: bool,
     selection: Selection,
-    spans: list[tuple[int, int]] | None = None,
+    spans: Spans | None = None,
     generated: bool = False,
 ) -> FileSink:
     if spans is None:
@@ -819,13 +819,33 @@ def _scan_c(
 
 
 class _TokenHits:
-    """The comments and strings that hold vendor identifiers, with those identifiers."""
+    """The comments and strings that hold vendor identifiers, with those identifiers.
+
+    Three arrays (token index, identifier bounds), filled in text order: a file dense
+    with comments has millions.
+    """
 
     def __init__(self) -> None:
-        self.spans: dict[int, list[tuple[int, int]]] = {}  # token index -> identifiers
+        self.tokens = array("q")
+        self.starts = array("q")
+        self.ends = array("q")
 
     def add(self, index: int, start: int, end: int) -> None:
-        self.spans.setdefault(index, []).append((start, end))
+        self.tokens.append(index)
+        self.starts.append(start)
+        self.ends.append(end)
+
+    def groups(self) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+        """(token index, its identifiers), token by token."""
+        tokens, starts, ends = self.tokens, self.starts, self.ends
+        i, total = 0, len(tokens)
+        while i < total:
+            index = tokens[i]
+            j = i
+            while j < total and tokens[j] == index:
+                j += 1
+            yield index, list(zip(starts[i:j], ends[i:j], strict=True))
+            i = j
 
 
 def _words(text: str, spans: list[tuple[int, int]]) -> dict[str, str]:
@@ -849,7 +869,7 @@ def _report_tokens(
 
     The words come from the vendor identifiers already found inside them.
     """
-    for index, spans in hits.spans.items():
+    for index, spans in hits.groups():
         kind = tokens.kind(index)
         if kind == CHAR:
             continue
@@ -919,7 +939,7 @@ def _scan_python(
     text: str,
     path: str,
     selection: Selection,
-    spans: list[tuple[int, int]] | None = None,
+    spans: Spans | None = None,
     generated: bool = False,
 ) -> FileSink:
     lines = Lines(text)
@@ -1107,11 +1127,10 @@ def scan_file(
     if candidate is None and not (includes_matter and b"include" in raw):
         return result  # most files: never decoded
     text = raw.decode("utf-8", errors="replace")
-    if candidate is not None and len(text) == len(raw):  # byte offsets are text offsets
-        spans = vendor_spans(text, candidate)
-    else:
-        spans = vendor_spans(text)
-    del raw
+    aligned = len(text) == len(raw)  # byte offsets are text offsets
+    del raw  # a file's bytes, lower-cased bytes and text: never all three at once
+    spans = vendor_spans(text, candidate if aligned else None)
+    del candidate
     if not spans and not has_cu_include(text) and not (includes_matter and "include" in text):
         return result
     if path.endswith(PY_SUFFIXES):

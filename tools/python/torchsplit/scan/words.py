@@ -8,9 +8,12 @@ driver-API spellings), so a file without any is never lexed.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import heapq
 import re
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from torchsplit import vendors
@@ -145,43 +148,67 @@ def ident_at(text: str, pos: int) -> tuple[int, int]:
     return start, m.end() if m is not None else pos
 
 
-def _candidate_runs(text: str, low: bytes | None = None) -> list[list[int]]:
+def _candidate_runs(text: str, low: bytes | None = None) -> list[Iterator[int]]:
     """The sources of candidate offsets, each in order (one per word head; cased spellings).
 
-    ``low`` is the file's lower-cased bytes when their offsets are the text's (one byte a
-    character).
+    Lazy: a dense file has millions of candidates. ``low`` is the file's lower-cased bytes
+    when their offsets are the text's (one byte a character).
     """
     if low is not None:
-        runs = [[m.start() for m in rx.finditer(low)] for rx in _CANDIDATE_BYTES]
+        runs = [(m.start() for m in rx.finditer(low)) for rx in _CANDIDATE_BYTES]
     else:
         lowered = text.lower()
         if len(lowered) == len(text):
-            runs = [[m.start() for m in rx.finditer(lowered)] for rx in _CANDIDATE_LOW]
+            runs = [(m.start() for m in rx.finditer(lowered)) for rx in _CANDIDATE_LOW]
         else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
-            del lowered
-            runs = [[m.start() for m in _CANDIDATE_LOW_I.finditer(text)]]
-    runs.extend([m.start() for m in rx.finditer(text)] for rx in _CANDIDATE_CASED)
+            runs = [(m.start() for m in _CANDIDATE_LOW_I.finditer(text))]
+    runs.extend((m.start() for m in rx.finditer(text)) for rx in _CANDIDATE_CASED)
     return runs
 
 
-def vendor_spans(text: str, low: bytes | None = None) -> list[tuple[int, int]]:
-    """(start, end) of every identifier in ``text`` that may be a vendor token, in order.
+class Spans:
+    """Identifier bounds in order, as two arrays (16 bytes each: a dense file has
+    millions)."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self) -> None:
+        self.starts = array("q")
+        self.ends = array("q")
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return zip(self.starts, self.ends, strict=True)
+
+    def any_between(self, start: int, end: int) -> bool:
+        """Whether an identifier starts in ``[start, end)``."""
+        index = bisect.bisect_left(self.starts, start)
+        return index < len(self.starts) and self.starts[index] < end
+
+
+def vendor_spans(text: str, low: bytes | None = None) -> Spans:
+    """Every identifier in ``text`` that may be a vendor token, in order.
 
     Complete: a vendor token (word, library name, compiler macro, API name) always holds
     a candidate substring. Comments and strings are not told from code here. ``low``
     comes from :func:`first_candidate` when the caller has it.
     """
-    spans: dict[int, int] = {}
-    for run in _candidate_runs(text, low):
-        last_end = -1
-        for pos in run:
-            if pos < last_end:  # another candidate inside the same identifier
-                continue
-            start, end = ident_at(text, pos)
-            last_end = end
-            if end > start and start not in spans and is_vendor_token(text[start:end]):
-                spans[start] = end
-    return sorted(spans.items())
+    spans = Spans()
+    starts, ends = spans.starts, spans.ends
+    last_start = last_end = -1
+    for pos in heapq.merge(*_candidate_runs(text, low)):
+        if pos < last_end:  # another candidate inside the same identifier
+            continue
+        start, end = ident_at(text, pos)
+        if end <= start or start == last_start:
+            continue
+        last_start, last_end = start, end
+        if is_vendor_token(text[start:end]):
+            starts.append(start)
+            ends.append(end)
+    return spans
 
 
 def has_cu_include(text: str) -> bool:
