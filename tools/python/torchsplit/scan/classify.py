@@ -39,9 +39,10 @@ _NEXT_IS_ATTRIBUTE = re.compile(r"[ \t]*\.")
 _SPACE = re.compile(r"\s")
 _PY_IMPORT = re.compile(r"(?:^|\n)[ \t]*(?:from|import)[ \t]+\Z")
 _SDK_PY_MODULE = {m: f for f, ms in vendors.SDK_PYTHON_MODULES.items() for m in ms}
+_BACKEND_PIECES = frozenset(("cuda", "hip"))
 _SNAKE = re.compile(r"_*[a-z][a-z0-9]*(?:_[A-Za-z0-9]+)+_*\Z")
 _NEXT_IS_SCOPE = re.compile(r"[ \t]*::")
-_BEFORE_SCOPE = re.compile(r"\w[ \t]*::[ \t]*\Z")
+_BEFORE_SCOPE = re.compile(r"\w::[ \t]*\Z")  # at_cuda_detail::cub, not return ::thrust
 
 # Python: torch's vendor modules, reached through the attribute before the identifier.
 _PY_TORCH_PREFIX = re.compile(r"(?<![\w.])torch\.(?:backends\.|version\.|_C\.)?\Z")
@@ -153,7 +154,8 @@ def classify_c(
             return "vendor-setting", f"names setting {owner}::{ident}", _fams(ident)
     if _IS_DEVICE.match(ident):
         before = window.rstrip()
-        if before.endswith((".", "->")) or _NEXT_IS_CALL.match(text, end):
+        declared = before.endswith("bool")  # bool is_cuda() const: declares, tests nothing
+        if before.endswith((".", "->")) or (_NEXT_IS_CALL.match(text, end) and not declared):
             return "is-cuda", f"tests {ident}", (_is_family(ident),)
     fam = _SDK_NAMESPACE.get(ident)
     if fam is not None and _NEXT_IS_SCOPE.match(text, end) and not _BEFORE_SCOPE.search(window):
@@ -216,7 +218,7 @@ def classify_python(
             return "device-type-cuda", f"names {qualifier.group(0)}{ident}", fams, start
     if _IS_DEVICE.match(ident) and window.rstrip().endswith("."):
         return "is-cuda", f"tests {ident}", (_is_family(ident),), start
-    api = _api_family(ident)
+    api = None if _is_macro_name(ident) else _api_family(ident)  # Python has no SDK macros
     if api is not None:
         return "vendor-api", f"uses {ident}", (api,), start
     if words:
@@ -236,12 +238,16 @@ def _is_binding(ident: str) -> bool:
 def _is_operator(ident: str) -> bool:
     """A generated snake_case name of an operator (``_cudnn_rnn``), not of a backend kernel.
 
-    native_functions.yaml names a backend's kernels after the op with the backend last
-    (``masked_fill__cuda``): a core header declaring those is coupled to the backend.
+    native_functions.yaml names a backend's kernels after the op and the backend
+    (``masked_fill__cuda``, ``linspace_cuda_out``): a core header declaring those is
+    coupled to the backend. Operators are named after libraries (``cudnn_convolution``).
     """
     if not _SNAKE.match(ident):
         return False
-    return not vendor_words(ident.strip("_").rsplit("_", 1)[-1])
+    pieces = ident.strip("_").split("_")
+    if any(piece.lower() in _BACKEND_PIECES for piece in pieces):  # linspace_cuda_out
+        return False
+    return not vendor_words(pieces[-1])
 
 
 def _compiler_family(ident: str) -> str:
