@@ -793,13 +793,7 @@ def _scan_c(
     # An identifier's category depends on it and on the characters next to it only
     # (unless it is qualified: Enum::Member): the same spelling recurs, classify it once.
     seen: dict[tuple[str, str, str], Hit | None] = {}
-    for start, end in spans:
-        index = tokens.find(start)
-        if index >= 0:
-            hits.add(index, start, end)
-            continue
-        if text[start].isdigit():
-            continue
+    for start, end in _code_spans(text, spans, tokens, hits):
         line_no, col = lines.locate(start)
         if line_no in skip:
             continue
@@ -846,6 +840,18 @@ class _TokenHits:
                 j += 1
             yield index, list(zip(starts[i:j], ends[i:j], strict=True))
             i = j
+
+
+def _code_spans(
+    text: str, spans: Spans, tokens: Tokens, hits: _TokenHits
+) -> Iterator[tuple[int, int]]:
+    """The vendor identifiers in code; those in a comment or a string go to ``hits``."""
+    for start, end in spans:
+        index = tokens.find(start)
+        if index >= 0:
+            hits.add(index, start, end)
+        elif not text[start].isdigit():
+            yield start, end
 
 
 def _words(text: str, spans: list[tuple[int, int]]) -> dict[str, str]:
@@ -948,13 +954,9 @@ def _scan_python(
     tokens = lex_python(text)
     hits = _TokenHits()
     binding_stub = path.endswith(".pyi") and "/_C/" in f"/{path}"
-    for start, end in vendor_spans(text) if spans is None else spans:
-        index = tokens.find(start)
-        if index >= 0:
-            hits.add(index, start, end)
-            continue
-        if text[start].isdigit():
-            continue
+    if spans is None:
+        spans = vendor_spans(text)
+    for start, end in _code_spans(text, spans, tokens, hits):
         hit = classify_python(text, start, end, generated, binding_stub)
         if hit is not None:
             line_no, col = lines.locate(hit[3])
