@@ -89,8 +89,8 @@ def write_cmake_macros(tree: Path, gen: Path) -> None:
     out.write_text(re.sub(r"#cmakedefine (\w+)", define, template))
 
 
-def plan_buckets(tree: Path, jobs: int) -> tuple[dict[str, str], float, int]:
-    """Each scanned file's plan bucket, the scan's wall time and the number scanned."""
+def plan_buckets(tree: Path, jobs: int) -> tuple[dict[str, str], dict[str, str], float, int]:
+    """Each scanned file's plan bucket and categories, the scan's wall time, files scanned."""
     t0 = time.perf_counter()
     result = scan_tree([str(tree / r) for r in ROOTS], base=str(tree), suffixes=SUFFIXES, jobs=jobs)
     plan = build_plan(result.files, "all", None, result.paths, base=str(tree))
@@ -106,7 +106,11 @@ def plan_buckets(tree: Path, jobs: int) -> tuple[dict[str, str], float, int]:
         bucket.update(dict.fromkeys(files, "move (torchgen)"))
     for files in plan.generated.values():
         bucket.update(dict.fromkeys(files, "generated"))
-    return bucket, wall, result.scanned
+    categories = {
+        path: ", ".join(f"{c} {n}" for c, n in sorted(edit.categories.items()))
+        for path, edit in [*plan.edits.items(), *plan.mentions.items()]
+    }
+    return bucket, categories, wall, result.scanned
 
 
 def main(argv: list[str]) -> int:
@@ -130,7 +134,7 @@ def main(argv: list[str]) -> int:
         print(f"torchsplit: error: no {args.cxx} on PATH", file=sys.stderr)
         return 2
     print(f"tree: {tree}; load average {os.getloadavg()[0]:.1f}")
-    bucket, scan_wall, scanned = plan_buckets(tree, args.jobs)
+    bucket, categories, scan_wall, scanned = plan_buckets(tree, args.jobs)
     print(f"plan: {scanned} files scanned in {scan_wall:.1f} s")
     sources = sorted(
         str(p.relative_to(tree))
@@ -210,6 +214,11 @@ def main(argv: list[str]) -> int:
         print(f"  {r['src']}: {r['error']}")
     for name, r in failed_edits:
         print(f"  ({name}, expected possible) {r['src']}: {r['error']}")
+    for r in results:  # what the plan says of the sources it does not leave untouched
+        name = bucket.get(r["src"], "no finding")
+        if name != "no finding":
+            state = "compiles" if r["rc"] == 0 else "fails"
+            print(f"  {name}: {r['src']} ({state}; {categories.get(r['src'], '')})")
     return 0
 
 
