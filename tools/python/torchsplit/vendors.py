@@ -11,6 +11,7 @@ Add a vendor by adding a :class:`Vendor`; every check picks it up.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -212,6 +213,13 @@ SOURCE_PREFIX_WORDS: dict[str, tuple[str, ...]] = {
         "cupti",
         "nvcc",
         "libcuda",
+        # CUTLASS's Python DSL, NVTX's library name, NVIDIA's JIT linker, GPUDirect
+        # Storage, the CUDA-only fuser.
+        "cutedsl",
+        "nvtoolsext",
+        "nvjitlink",
+        "cufile",
+        "nvfuser",
     ),
     "rocm": (
         "rocm",
@@ -232,6 +240,11 @@ SOURCE_PREFIX_WORDS: dict[str, tuple[str, ...]] = {
         "rocsparse",
         "rocrand",
         "amdhip",
+        # ROCm's OpenSHMEM, the CUDA-to-HIP translator, ROCm's profiler and its markers.
+        "rocshmem",
+        "hipify",
+        "rocprofiler",
+        "roctx",
     ),
 }
 SOURCE_EXACT_WORDS: dict[str, tuple[str, ...]] = {
@@ -250,12 +263,15 @@ COMPILER_MACRO_REGEX = r"__(?:CUDA|NVCC|HIP)\w*__"
 API_REGEX: dict[str, str] = {
     "cuda": r"(?:cuda|cublas(?:Lt)?|cudnn|cufft|curand|cusparse(?:Lt)?|cusolver(?:Dn|Sp)?|"
     r"nccl|nvrtc|nvml|nvtx|cupti|nvshmem|nvJitLink)[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*"
+    # cuRAND's and NVSHMEM's snake-case device API (curand_init, nvshmem_team_t).
+    r"|curand_\w+|nvshmemx?_\w+"
     r"|CU(?:BLAS|DNN|FFT|RAND|SPARSE|SOLVER)_\w+|NCCL_[A-Z]\w*"
     # CUDA_* is mostly torch's own macros (CUDA_ACC_TYPE): only the toolkit's spellings.
     r"|CUDA_(?:VERSION|SUCCESS|ERROR_\w+|[RC]_\d+\w*)|CUDART_\w+",
     "rocm": r"(?:hip|hipblas(?:Lt)?|hipsparse|hipfft|hiprand|hipsolver|miopen|rccl|"
     r"roctracer|rocprofiler|hiprtc)[A-Z]\w*|(?:rocblas|rocsolver|rocsparse|rsmi|hsa|"
-    r"hipblaslt)_\w+|(?:HIPBLAS|HIPSPARSE|MIOPEN|ROCBLAS|HIP)_STATUS_\w+",
+    r"hipblaslt)_\w+|(?:HIPBLAS|HIPSPARSE|MIOPEN|ROCBLAS|HIP)_STATUS_\w+"
+    r"|rocshmem_\w+|__hip_\w+",
 }
 
 # Torch's own device-type spellings of each family: DeviceType::CUDA, kHIP, ...
@@ -276,20 +292,31 @@ def move_family(path: str, family: str | None = None) -> tuple[str, str] | None:
     Only ``family``'s criteria when given; otherwise a vendor directory decides first
     (``ATen/hip/X.cuh`` is ROCm's), then the name.
     """
-    chosen = [v for v in VENDORS if family is None or v.family == family]
-    parts = path.split("/")
-    name = parts[-1]
-    for directory in parts[:-1]:
-        for vendor in chosen:
-            if directory in MOVE_DIRS.get(vendor.family, ()):
-                return vendor.family, f"directory {directory}/"
-    for vendor in chosen:
-        lower = name.lower()
+    directory, _, name = path.rpartition("/")
+    hit = _move_directory(directory, family)
+    if hit is not None:
+        return hit
+    lower = name.lower()
+    for vendor in VENDORS:
+        if family is not None and vendor.family != family:
+            continue
         for word in MOVE_NAME_WORDS.get(vendor.family, ()):
             if word in lower:
                 return vendor.family, f"name contains {word}"
         if name.endswith(MOVE_SUFFIXES.get(vendor.family, ())):
             return vendor.family, f"{os.path.splitext(name)[1]} file"
+    return None
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _move_directory(directory: str, family: str | None) -> tuple[str, str] | None:
+    """The directory criterion of :func:`move_family` (cached: a tree has few directories)."""
+    for part in directory.split("/"):
+        for vendor in VENDORS:
+            if family is not None and vendor.family != family:
+                continue
+            if part in MOVE_DIRS.get(vendor.family, ()):
+                return vendor.family, f"directory {part}/"
     return None
 
 
@@ -430,3 +457,76 @@ def tool_family(command: str) -> tuple[str, str] | None:
     tool = words[0].rsplit("/", 1)[-1].removesuffix(".exe")
     family = _TOOL_FAMILY.get(tool)
     return (family, tool) if family else None
+
+
+# --- Scanner: macros, namespaces and settings (``torchsplit scan`` categories) -----------
+#
+# An all-caps name with a vendor word is one of three things, and only the first is a
+# ``cuda-api-macro``: torch's own macro around a vendor (TORCH_CUDA_CPP_API,
+# C10_CUDA_CHECK, CUDABLAS_GEMM_ARGTYPES(...)); the vendor SDK's own macro or enum
+# (CUTLASS_HOST_DEVICE, HIP_R_32F, CUDNN_DATA_FLOAT: ``vendor-api``); or neither (a
+# constexpr constant, an enum value, a Python constant: TEST_WITH_ROCM).
+
+# Torch's macro namespaces: a vendor macro spelled with one of these prefixes is torch's.
+TORCH_MACRO_PREFIXES: tuple[str, ...] = (
+    "C10_",
+    "C10D_",
+    "AT_",
+    "ATEN_",
+    "TORCH_",
+    "CAFFE2_",
+    "CAFFE_",
+    "AOTI_",
+    "THC",
+    "STD_",
+)
+# Torch's macro shapes whatever the prefix: error checks (CUFFT_CHECK, MIOPEN_CHECK),
+# kernel helpers, argument-list and registration macros. (Export macros -- *_API,
+# *_EXPORT -- are torch's only with a torch prefix: MIOPEN_BETA_API is MIOpen's.)
+TORCH_MACRO_SUFFIX_REGEX = (
+    r"_(?:CHECK|ASSERT|ARGTYPES|ARGS|BATCH_RULE|DISPATCH|HOOKS|"
+    r"KERNEL_ASSERT|KERNEL_LOOP|ENFORCE|TEMPLATE|STUB\d*)(?:_[A-Z0-9_]*)?$"
+)
+# The SDKs' own macro and enum spellings, per family.
+SDK_MACRO_REGEX: dict[str, str] = {
+    "cuda": r"(?:CUTLASS|CUTE|CUB|THRUST|CUBLAS(?:LT)?|CUDNN|CUFFT|CURAND|CUSPARSE(?:LT)?|"
+    r"CUSOLVER|CUDSS|NCCL|NVRTC|NVML|NVTX|NVTX3|CUPTI|NVSHMEMX?|CUFILE|CU|CUDART|NV)_\w+"
+    r"|CUDA_(?:VERSION|SUCCESS|ERROR_\w+|[RC]_\w+|IPC_HANDLE_SIZE|ARCH_\w+)",
+    "rocm": r"(?:HIP|HIPBLAS(?:LT)?|HIPSPARSE(?:LT)?|HIPFFT|HIPRAND|HIPSOLVER|HIPCUB|MIOPEN|"
+    r"ROCBLAS|ROCSOLVER|ROCSPARSE|ROCRAND|ROCPRIM|RCCL|ROCSHMEM|ROCTX|HSA|RSMI|AMDSMI)_\w+",
+}
+# Macros of an SDK prefix that torch defines for itself (feature tests on the SDK's
+# version; shims the SDK lacks): a vendor prefix, but torch's.
+TORCH_MACRO_IN_SDK_PREFIX_REGEX = r"(?:NCCL_HAS_\w+|CUB_SUPPORTS_\w+|CUB_V\d\w*|CUB_WRAPPER)"
+# C++ namespaces of vendor SDKs: ``cutlass::``, ``thrust::``, ``hipcub::`` are vendor API.
+SDK_NAMESPACES: dict[str, tuple[str, ...]] = {
+    "cuda": ("cutlass", "cute", "cub", "thrust", "nvcuda", "cudnn_frontend", "nvtx3"),
+    "rocm": ("hipcub", "rocprim", "ck", "ck_tile", "rocwmma", "hipsparselt"),
+}
+# Torch's per-vendor global state and settings (at::Context's userEnabledCuDNN(),
+# allowTF32CuBLAS(), hasCuDNN(); Python's torch._C._set_cudnn_benchmark): a verb, then
+# the vendor library.
+VENDOR_SETTING_REGEX = (
+    r"(?:[sg]et_?)?(?:[Uu]ser_?[Ee]nabled|[Aa]llow|[Dd]eterministic|[Bb]enchmark|[Hh]as|"
+    r"[Ii]mmediate|[Ee]nabled?|[Pp]referred)\w*?_?(?:CuDNN|cuDNN|Cudnn|cudnn|CuBLAS|cuBLAS|"
+    r"Cublas|cublas|CuSOLVER|cuSOLVER|Cusolver|CuSPARSE|Cusparse|cusparse|CuFFT|MIOpen|Miopen|"
+    r"miopen|ROCm|Rocm|rocm|ROCM|CUDA|Cuda|HIP|Hip|hip|NVRTC|Nvrtc|CUDNN|CUBLAS)\w*"
+    # Python's snake-case bindings: torch._C._set_cudnn_enabled, _get_cublas_allow_tf32.
+    r"|[sg]et_(?:cudnn|cublas|cusolver|cusparse|cufft|miopen|rocm|hipblaslt)_(?:\w+_)?"
+    r"(?:enabled|benchmark|deterministic|allow|immediate|preferred)\w*"
+)
+# Enums of torch's settings whose members name a vendor library or backend
+# (Float32Backend::CUDA, BlasBackend::Cublaslt, LinalgBackend::Cusolver).
+SETTING_ENUMS: tuple[str, ...] = (
+    "Float32Backend",
+    "BlasBackend",
+    "LinalgBackend",
+    "ROCmFABackend",
+    "SDPBackend",
+)
+# Python modules of vendor SDKs beyond those of :data:`VENDORS` (a module that imports
+# one at top level cannot run without the vendor; ``cutlass.range`` is the vendor's API).
+SDK_PYTHON_MODULES: dict[str, tuple[str, ...]] = {
+    "cuda": ("cutlass", "cutlass_library", "cutlass_cppgen", "cuda", "nvidia", "cupy", "pynvml"),
+    "rocm": ("hip", "amdsmi", "pyrsmi", "rocm_smi"),
+}

@@ -151,7 +151,9 @@ def _issues_json(issues: list[WalkIssue]) -> list[dict[str, object]]:
 def _plan_report(
     args: argparse.Namespace, result: ScanResult, moves_tsv: set[str] | None
 ) -> tuple[str, str, bool]:
-    plan = build_plan(result.files, args.family, moves_tsv, result.paths, args.max_per_file)
+    plan = build_plan(
+        result.files, args.family, moves_tsv, result.paths, args.max_per_file, args.base
+    )
     if args.format == "json":
         data = {"files_scanned": result.scanned, **plan_json(plan, args.family)}
         data["skipped"] = _issues_json(result.all_issues())
@@ -162,8 +164,11 @@ def _plan_report(
         )
     footer = (
         f"torchsplit scan: {len(plan.edits)} file(s) to edit, {len(plan.moves)} to move, "
-        f"{sum(len(p) for p in plan.generated.values())} generated, "
-        f"{len(plan.mentions)} with mentions only; {result.scanned} file(s) scanned\n"
+        f"{sum(len(p) for p in plan.torchgen.values())} generated to emit elsewhere "
+        f"({len(plan.torchgen)} template(s)), {len(plan.generated)} template(s) with "
+        f"couplings, {len(plan.other_backend)} of another backend, "
+        f"{len(plan.third_party)} third party, {len(plan.mentions)} with mentions only; "
+        f"{result.scanned} file(s) scanned\n"
     )
     return text, footer, bool(plan.edits)
 
@@ -242,6 +247,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         family=args.family,
         allow=tuple(entries.values()),
         max_per_file=args.max_per_file,
+        # the source lines: for every report but the text work list (allowlist lines need
+        # them too)
+        texts=not (args.plan and args.format == "text") or bool(entries),
     )
     result = scan_tree(
         args.paths,
@@ -297,8 +305,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--plan",
         action="store_true",
-        help="the work list: edits (files that stay with code couplings, ranked), moves, "
-        "generated files (per template), mentions only",
+        help="the work list: edits (files that stay with code couplings, ranked, each with "
+        "its seam), moves, torchgen (generated files to emit under third_device), generated "
+        "(templates whose output carries couplings), other backend, third party, mentions only",
     )
     p.add_argument(
         "--family",

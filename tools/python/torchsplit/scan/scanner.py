@@ -6,36 +6,46 @@ families it belongs to ("cuda", "rocm": see :mod:`torchsplit.vendors`). Categori
 =====================  ==============================================================
 use-cuda-guard         a conditional on a build flag (USE_CUDA, USE_ROCM, CUDA_VERSION...)
 cuda-compiler-macro    ``__CUDACC__``/``__CUDA_ARCH__``/``__NVCC__``/``__HIPCC__``/``__HIP__``...
-cuda-api-macro         torch's vendor export/check macros (``TORCH_CUDA_CPP_API``,
-                       ``C10_CUDA_CHECK``, ``MIOPEN_CHECK``, ``C10D_NCCL_CHECK``...)
-vendor-api             a vendor C API name (``cudaStream_t``, ``cuInit``, ``hipMalloc``...)
+cuda-api-macro         torch's own macro around a vendor (``TORCH_CUDA_CPP_API``,
+                       ``C10_CUDA_CHECK``, ``MIOPEN_CHECK``, ``CUDABLAS_GEMM_ARGTYPES(...)``)
+vendor-api             the vendor's API: C names (``cudaStream_t``, ``cuInit``, ``hipMalloc``),
+                       SDK macros and constants (``CUTLASS_HOST_DEVICE``, ``HIP_R_32F``),
+                       SDK namespaces (``cutlass::``, ``thrust::``)
+vendor-setting         torch's per-vendor state and settings (``userEnabledCuDNN()``,
+                       ``allowTF32CuBLAS()``, ``Float32Backend::CUDA``, ``_set_cudnn_enabled``)
 is-cuda                ``.is_cuda()`` / ``.is_hip()`` tests
-device-type-cuda       ``kCUDA``, ``DeviceType::HIP``, ``DispatchKey::SparseCUDA``...
+device-type-cuda       ``kCUDA``, ``DeviceType::HIP``, ``DispatchKey::SparseCUDA``,
+                       ``BackendComponent::CUDABit``, Python ``DispatchKey.AutogradCUDA``
 cuda-device-string     a device string literal ``"cuda"``, ``"cuda:1"``, ``f"cuda:{rank}"``
 dlopen                 a string naming a vendor shared library (``"libcuda.so.1"``)
 cuda-include           ``#include`` of a vendor SDK header (cuda_runtime.h, hip/..., nvml.h)
 backend-include        ``#include`` of a torch backend header that moves (``ATen/cuda/...``,
                        ``"../hip/X.cuh"`` resolved against the including file)
 moved-include          ``#include`` of a file in the ``--moves`` set (from one that stays)
-python-torch-cuda      ``torch.cuda``, ``torch.backends.cudnn``, ``_cuda_*``, ``.cuda()``...
-cuda-mention           any other vendor word in code or in a string literal
+python-torch-cuda      ``torch.cuda``, ``torch.backends.cudnn``, ``torch._C._cusparselt``,
+                       ``_cuda_*``, ``.cuda()``, a string naming one
+vendor-identifier      any other identifier in code that names a vendor (``TEST_WITH_ROCM``,
+                       ``cudnn_batch_norm``, ``CUDA_HELP``)
+vendor-op              in generated code: a vendor-named operator it declares
+                       (``cudnn_convolution``), or an include of ``ATen/ops/<vendor op>.h``
+cuda-mention           a vendor word in a string literal
 comment-mention        a vendor word in a comment
 =====================  ==============================================================
 
 A preprocessor conditional is reported once, at its first vendor directive, with the
 extent of the whole ``#if ... #endif`` and each branch labelled ("CUDA side", "ROCm
-side", "CUDA+ROCm side" or "other"); it carries every category its conditions belong
-to. Tokens inside ``#define`` bodies are classified like any code, with the column of
-their own physical line. Matches inside comments and strings never count for the code
-categories.
+side", "CUDA+ROCm side" or "other", see :mod:`torchsplit.scan.conditions`); it carries
+every category its conditions belong to. Tokens inside ``#define`` bodies are classified
+like any code, with the column of their own physical line. Matches inside comments and
+strings never count for the code categories.
+
+Per file the scan also says whether its code is all the vendor's (:attr:`FileResult.
+vendor_code`): every line of code inside vendor-side branches, an unconditional include
+of a vendor SDK or backend header, or a module-level import of a vendor SDK in Python.
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import heapq
-import itertools
 import os
 import re
 import stat
@@ -47,24 +57,69 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from torchsplit import vendors
+from torchsplit.scan import conditions
+from torchsplit.scan.classify import (
+    TORCH_ROOTS,
+    FileNames,
+    Hit,
+    classify_c,
+    classify_include,
+    classify_python,
+    classify_string,
+    squash,
+)
+from torchsplit.scan.lexer import CHAR, COMMENT, Lines, Tokens, lex_c, lex_python
+from torchsplit.scan.words import (
+    COMPILER_MACRO,
+    Spans,
+    families_of,
+    first_candidate,
+    has_cu_include,
+    vendor_spans,
+    vendor_words,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "MENTION_CATEGORIES",
+    "NON_CODE_CATEGORIES",
+    "TORCH_ROOTS",
+    "FileResult",
+    "Finding",
+    "MovedFiles",
+    "ScanResult",
+    "Selection",
+    "families_of",
+    "scan_c_text",
+    "scan_paths",
+    "scan_python_text",
+    "scan_tree",
+    "vendor_words",
+]
 
 CATEGORIES: dict[str, str] = {
     "use-cuda-guard": "preprocessor conditional on a CUDA/ROCm build flag",
     "cuda-compiler-macro": "__CUDACC__/__CUDA_ARCH__/__NVCC__/__HIPCC__/__HIP__...",
-    "cuda-api-macro": "vendor export/check macro",
-    "vendor-api": "vendor C API name (cudaStream_t, cuInit, hipMalloc...)",
+    "cuda-api-macro": "torch's own macro around a vendor (export, check, helpers)",
+    "vendor-api": "vendor API: C names, SDK macros/constants, SDK namespaces",
+    "vendor-setting": "torch's per-vendor state/settings (userEnabledCuDNN, allowTF32CuBLAS)",
     "is-cuda": "is_cuda()/is_hip() test",
-    "device-type-cuda": "CUDA/HIP device type or dispatch key",
+    "device-type-cuda": "CUDA/HIP device type, dispatch key or backend bit",
     "cuda-device-string": '"cuda" device string',
     "dlopen": "string naming a vendor shared library (dlopen/ctypes)",
     "cuda-include": "include of a vendor SDK header",
     "backend-include": "include of a torch backend header that moves",
     "moved-include": "include of a file in the --moves set",
-    "python-torch-cuda": "torch.cuda / _cuda_* use in Python",
-    "cuda-mention": "other vendor word in code or a string",
+    "python-torch-cuda": "torch.cuda / torch.backends.cudnn / _cuda_* use in Python",
+    "vendor-identifier": "other identifier in code naming a vendor",
+    "vendor-op": "a vendor-named ATen operator declared by generated code (cudnn_convolution)",
+    "cuda-mention": "vendor word in a string literal",
     "comment-mention": "vendor word in a comment",
 }
 MENTION_CATEGORIES = frozenset(("cuda-mention", "comment-mention"))
+# Not a coupling to remove from a file that stays: prose, and the operator registry's
+# declarations of vendor-named operators (their schema stays in core).
+NON_CODE_CATEGORIES = MENTION_CATEGORIES | {"vendor-op"}
 
 C_SUFFIXES = (
     ".c",
@@ -89,124 +144,15 @@ TEXT_WIDTH = 160  # a finding's source text is cut to this many characters
 BINARY_PROBE = 8192  # bytes read to tell a binary file (a NUL byte) from text
 GENERATED_PROBE = 2048  # the @generated marker must sit in the file's head
 STRING_PROBE = 4096  # only a string literal's head is classified
-TORCH_ROOTS = frozenset(("ATen", "c10", "torch", "caffe2", "THC", "aten", "THCUNN"))
-
-# --- vocabulary (from torchsplit.vendors) -----------------------------------------------
-
-_PREFIX = {w: fam for fam, words in vendors.SOURCE_PREFIX_WORDS.items() for w in words}
-_EXACT = {w: fam for fam, words in vendors.SOURCE_EXACT_WORDS.items() for w in words}
-_PREFIX_RE = re.compile("(" + "|".join(sorted(_PREFIX, key=len, reverse=True)) + ")")
-_THC = re.compile(vendors.THC_REGEX)
-
-
-def _trie(words: list[str]) -> str:
-    """An alternation factored by first letter: far faster than a flat one in ``re``."""
-    heads: dict[str, list[str]] = {}
-    for word in words:
-        heads.setdefault(word[0], []).append(word[1:])
-    alts = []
-    for head, rests in sorted(heads.items()):
-        if "" in rests:  # the head alone already marks a candidate
-            alts.append(re.escape(head))
-        elif len(rests) == 1:
-            alts.append(re.escape(head + rests[0]))
-        else:
-            alts.append(re.escape(head) + "(?:" + _trie(rests) + ")")
-    return "|".join(alts)
-
-
-# Candidates: run on lower-cased text, plus the case-sensitive driver-API spellings.
-_CANDIDATE_LOW = re.compile(_trie(list(vendors.source_substrings())))
-_CANDIDATE_LOW_I = re.compile(_CANDIDATE_LOW.pattern, re.IGNORECASE)
-_CANDIDATE_CU = re.compile(r"cu[A-Z]|CU[a-z]")
-_CU_SUFFIX = re.compile(r"\.cuh?\b")
-
-
-def _candidates(text: str) -> Iterator[int]:
-    """Offsets in ``text`` where a vendor token may start, in order (possibly repeated).
-
-    Lazy: a dense 50 MB file has millions of candidates, and a list of them as Python
-    ints would cost more memory than the text itself.
-    """
-    return heapq.merge(*_candidate_runs(text))
-
-
-def _candidate_runs(text: str) -> tuple[Iterator[int], Iterator[int]]:
-    """The two sources of candidates, each in order (words; driver-API spellings)."""
-    low = text.lower()
-    if len(low) == len(text):
-        hits = (m.start() for m in _CANDIDATE_LOW.finditer(low))
-    else:  # a non-ASCII character changed length when lower-cased: keep offsets exact
-        del low
-        hits = (m.start() for m in _CANDIDATE_LOW_I.finditer(text))
-    return hits, (m.start() for m in _CANDIDATE_CU.finditer(text))
-
-
-def has_candidate(text: str) -> bool:
-    """Complete prefilter: False only when ``text`` cannot hold any finding.
-
-    A substring hit counts only when the identifier around it is a vendor token (so
-    "relationship" does not make a file worth lexing), a library file name
-    (``libMIOpen``), or a ``.cu``/``.cuh`` include.
-    """
-    # Any one candidate settles it, so order does not matter: no merge (called per token).
-    for pos in itertools.chain(*_candidate_runs(text)):
-        start, end = _ident_at(text, pos)
-        ident = text[start:end]
-        if not ident:
-            continue
-        if ident.startswith("lib") or vendor_words(ident) or _COMPILER_MACRO.fullmatch(ident):
-            return True
-        if any(rx.match(ident) for _, rx in _API):
-            return True
-    return _CU_SUFFIX.search(text) is not None
-
-
-_COMPILER_MACRO = re.compile(r"\b" + vendors.COMPILER_MACRO_REGEX + r"\b")
-_API = [(fam, re.compile(rf"(?:{rx})\Z")) for fam, rx in vendors.API_REGEX.items()]
-_DEVICE_WORD = {w: fam for fam, ws in vendors.DEVICE_TYPE_WORDS.items() for w in ws}
-_SPLIT = re.compile(r"[^A-Za-z0-9]+")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def vendor_words(text: str) -> dict[str, str]:
-    """Vendor words in ``text`` (identifier, path or prose), each with its family."""
-    return dict(_vendor_words(text))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _vendor_words(text: str) -> tuple[tuple[str, str], ...]:
-    found: dict[str, str] = {}
-    for part in _SPLIT.split(text):
-        if not part:
-            continue
-        if _THC.match(part):
-            found.setdefault("thc", "cuda")
-        pieces = _CAMEL.findall(part)
-        for piece in (part, *pieces):
-            lower = piece.lower()
-            fam = _EXACT.get(lower)
-            if fam is None:
-                m = _PREFIX_RE.match(lower)
-                if m is not None:
-                    fam = _PREFIX[m.group(1)]
-                    lower = m.group(1)
-            if fam is not None:
-                found.setdefault(lower, fam)
-    return tuple(found.items())
-
-
-def families_of(text: str) -> tuple[str, ...]:
-    return tuple(sorted(set(vendor_words(text).values())))
-
 
 # --- findings ---------------------------------------------------------------------------
 
 
 # Slots: no per-instance __dict__, so a finding costs about half as much memory. The
-# path string is shared by every finding of a file, never copied.
-@dataclass(frozen=True, order=True, slots=True)
+# path string is shared by every finding of a file, never copied. Not frozen: a frozen
+# dataclass sets each field through object.__setattr__, five times slower to build, and
+# a large tree has tens of thousands of findings. Nothing changes a finding once made.
+@dataclass(order=True, slots=True)
 class Finding:
     path: str
     line: int
@@ -222,6 +168,20 @@ class Finding:
     @property
     def categories(self) -> tuple[str, ...]:
         return (self.category, *self.also)
+
+    def fields(self) -> tuple[object, ...]:
+        """Every field but the path (shared by all findings of a file)."""
+        return (
+            self.line,
+            self.column,
+            self.category,
+            self.message,
+            self.text,
+            self.span,
+            self.families,
+            self.also,
+            self.branches,
+        )
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -266,6 +226,7 @@ class Selection:
     family: str = "all"
     allow: tuple[AllowRule, ...] = ()
     max_per_file: int = 0
+    texts: bool = True  # keep each finding's source line (a text --plan never shows it)
 
     def selects(self, categories: tuple[str, ...], families: tuple[str, ...]) -> bool:
         if self.categories.isdisjoint(categories):
@@ -281,14 +242,33 @@ class Tally:
     """Findings counted but not kept as objects (beyond ``max_per_file``)."""
 
     count: int = 0
-    code: int = 0  # those with a code category (not only comment/cuda-mention)
+    code: int = 0  # those with a code category (not only mentions or vendor-op)
     categories: Counter[str] = field(default_factory=Counter)
 
     def add(self, categories: tuple[str, ...]) -> None:
         self.count += 1
-        if not MENTION_CATEGORIES.issuperset(categories):
+        if not NON_CODE_CATEGORIES.issuperset(categories):
             self.code += 1
-        self.categories.update(categories)
+        counts = self.categories
+        for category in categories:  # not Counter.update: its Mapping check costs more
+            counts[category] += 1
+
+
+def _sort_key(item: tuple[Finding, int]) -> tuple[object, ...]:
+    """A finding's sort order (the dataclass order: path is one per file) and its entry."""
+    f = item[0]
+    return (
+        f.line,
+        f.column,
+        f.category,
+        f.message,
+        f.text,
+        f.span or (),
+        f.families,
+        f.also,
+        f.branches,
+        item[1],
+    )
 
 
 class _FirstN:
@@ -318,7 +298,7 @@ class _FirstN:
             self._cut()
 
     def _cut(self) -> None:
-        self.items.sort()
+        self.items.sort(key=_sort_key)  # a tuple key: compared in C, not by dataclass methods
         if self.limit and len(self.items) > self.limit:
             for finding, _ in self.items[self.limit :]:
                 self.rest.add(finding.categories)
@@ -337,12 +317,15 @@ class FileSink:
     Filters and allowlist apply first, so what they drop never counts against the limit.
     """
 
-    def __init__(self, path: str, line_text: Callable[[int, int], str], selection: Selection):
+    def __init__(self, path: str, lines: Lines, selection: Selection):
         self.path = path
-        self.line_text = line_text
+        self.lines = lines
         self.selection = selection
+        self.vendor_code: tuple[tuple[str, ...], str] | None = None
         # An entry's path glob is the same for every finding of the file: test it once.
         self.rules = [r for r in selection.allow if r.matches_path(path)]
+        # Every finding is selected unless a category or family filter is set.
+        self.filtered = selection.family != "all" or selection.categories != EVERYTHING.categories
         self.kept = _FirstN(selection.max_per_file)
         self.allowed = _FirstN(selection.max_per_file)
         self.used: set[int] = set()  # allowlist entries that matched something
@@ -358,9 +341,11 @@ class FileSink:
         span: tuple[int, int] | None = None,
         also: tuple[str, ...] = (),
         branches: tuple[tuple[int, int, str], ...] = (),
+        line_start: int,
     ) -> None:
+        """One finding; ``line_start`` is the offset where its line starts."""
         categories = (category, *also) if also else (category,)
-        if not self.selection.selects(categories, fams):
+        if self.filtered and not self.selection.selects(categories, fams):
             return
         if not self.rules and not self.kept.wants((line, col, category, message)):
             self.kept.rest.add(categories)
@@ -371,13 +356,13 @@ class FileSink:
             col,
             category,
             message,
-            self.line_text(line, col),
+            line_text(self.lines, col, line_start) if self.selection.texts else "",
             span,
             fams,
             also,
             branches,
         )
-        rule = next((r for r in self.rules if r.matches(finding)), None)
+        rule = next((r for r in self.rules if r.matches(finding)), None) if self.rules else None
         if rule is None:
             self.kept.add(finding)
             return
@@ -390,6 +375,7 @@ class FileSink:
         result.allowed = self.allowed.result()
         result.allowed_unlisted = self.allowed.rest.count
         result.used_entries = frozenset(self.used)
+        result.vendor_code = self.vendor_code
 
 
 @dataclass
@@ -426,27 +412,20 @@ class MovedFiles:
         )
 
 
-class _Lines:
-    def __init__(self, text: str):
-        self.text = text
-        # An array, not a list: 8 bytes a line instead of ~36 (a million-line file).
-        self.starts = array("q", [0])
-        self.starts.extend(m.end() for m in re.finditer("\n", text))
+# --- text of a finding --------------------------------------------------------------------
 
-    def locate(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self.starts, offset) - 1
-        return index + 1, offset - self.starts[index] + 1
 
-    def line_text(self, number: int, column: int = 1) -> str:
-        """The line's text around ``column``, never copying more than a window of it."""
-        start = self.starts[number - 1]
-        low = start + max(0, column - 1 - TEXT_WIDTH)
-        limit = start + column - 1 + TEXT_WIDTH
-        end = self.text.find("\n", low, limit)
-        if end < 0:
-            end = min(len(self.text), limit)
-        text = excerpt(self.text[low:end], column - (low - start))
-        return text if low == start or text.startswith("...") else "..." + text
+def line_text(lines: Lines, column: int, start: int) -> str:
+    """The text around ``column`` of the line starting at ``start``, never copying more
+    than a window of it."""
+    text = lines.text
+    low = start + max(0, column - 1 - TEXT_WIDTH)
+    limit = start + column - 1 + TEXT_WIDTH
+    end = text.find("\n", low, limit)
+    if end < 0:
+        end = min(len(text), limit)
+    cut = excerpt(text[low:end], column - (low - start))
+    return cut if low == start or cut.startswith("...") else "..." + cut
 
 
 def excerpt(line: str, column: int = 1) -> str:
@@ -458,194 +437,36 @@ def excerpt(line: str, column: int = 1) -> str:
     return ("..." if begin else "") + cut + ("..." if begin + TEXT_WIDTH < len(line) else "")
 
 
-def _squash(text: str, width: int = 100) -> str:
-    out = " ".join(text.split())
-    return out if len(out) <= width else out[: width - 3] + "..."
+# --- conditionals -----------------------------------------------------------------------
 
-
-def _blank(text: str) -> str:
-    if "\n" not in text:
-        return " " * len(text)
-    return re.sub(r"[^\n]", " ", text)
-
-
-class _Pieces:
-    """Builds a long string from many small pieces, joining them as it goes.
-
-    A file dense with comments or strings has millions of pieces: a list of them all
-    costs far more memory than the text they make up.
-    """
-
-    BATCH = 4096
-
-    def __init__(self) -> None:
-        self.chunks: list[str] = []
-        self.pieces: list[str] = []
-
-    def append(self, piece: str) -> None:
-        self.pieces.append(piece)
-        if len(self.pieces) >= self.BATCH:
-            self.chunks.append("".join(self.pieces))
-            self.pieces.clear()
-
-    def join(self) -> str:
-        self.chunks.append("".join(self.pieces))
-        return "".join(self.chunks)
-
-
-class _Spans:
-    """Comments or string contents worth a look, as (reported offset, start, end).
-
-    Offsets in an array, not copies of the text: a file dense with comments would
-    otherwise hold a second copy of itself as millions of small strings.
-    """
-
-    def __init__(self) -> None:
-        self.flat = array("q")
-
-    def append(self, start: int, end: int, at: int | None = None) -> None:
-        self.flat.extend((start if at is None else at, start, end))
-
-    def __iter__(self) -> Iterator[tuple[int, int, int]]:
-        flat = self.flat
-        return ((flat[i], flat[i + 1], flat[i + 2]) for i in range(0, len(flat), 3))
-
-
-# Every alternative starts with a literal character, so ``re`` can skip ahead fast;
-# identifier boundaries are checked by look-behinds placed after that character.
-_RAW_OPEN = r"(?:R(?<![A-Za-z0-9_]R)|u8R(?<![A-Za-z0-9_]u8R)|[uUL]R(?<![A-Za-z0-9_][uUL]R))"
-_STR_OPEN = r'(?:"|u8"(?<![A-Za-z0-9_]u8")|[uUL]"(?<![A-Za-z0-9_][uUL]"))'
-_C_LEX = re.compile(
-    r"(?P<lc>//[^\n]*)"
-    r"|(?P<bc>/\*.*?(?:\*/|\Z))"
-    r"|(?P<raw>" + _RAW_OPEN + r'"(?P<delim>[^()\\\s"]{0,16})\(.*?\)(?P=delim)")'
-    r"|(?P<str>" + _STR_OPEN + r'(?:\\.|[^"\\\n])*")'
-    r"|(?P<chr>'(?<![A-Za-z0-9_]')(?:\\.|[^'\\\n]){1,8}')",
-    re.S,
-)
-_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?P<kw>[a-z_]+)\b(?P<rest>.*)$")
+_KEYWORD = re.compile(r"#[ \t]*(?P<kw>[a-z_]+)\b")
+_CONDITIONAL_KEYWORDS = frozenset(("if", "ifdef", "ifndef", "elif", "else", "endif"))
+# SDK include directories whose names hold no vendor word: <cute/...>, <ck/...>.
+SDK_INCLUDE_HEADS = frozenset(n for names in vendors.SDK_NAMESPACES.values() for n in names)
+_NAME = re.compile(r"[ \t]*(\w+)")
 _INCLUDE = re.compile(
-    r'^[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"]+)[>"]'
+    r'[ \t]*#[ \t]*(?:include|include_next|import)[ \t]*(?P<q>[<"])(?P<path>[^>"\n]+)[>"]'
 )
-_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?P<name>\w+)")
+_DEFINE_AT = re.compile(r"#[ \t]*define[ \t]+(?P<name>\w+)[ \t]*(?:\n|\Z|//|/\*)")
+_DEFINE_NAME = re.compile(r"[ \t]+(?P<name>\w+)")
+_CONTINUATION = re.compile(r"\\\r?\n")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GUARD_DIRECTIVES = frozenset(("if", "ifdef", "ifndef", "elif"))
-# Each alternative starts with a literal character so ``re`` can skip ahead fast; the
-# word boundary before it is a look-behind placed after that character.
-_PY_TORCH_CUDA = re.compile(
-    r"t(?<![\w.]t)orch\.(?:cuda|backends\.(?:cuda|cudnn|miopen)|version\.(?:cuda|hip)"
-    r"|_C\._cuda\w*)\b"
-    r"|_(?<![\w.]_)cuda_\w+"
-    r"|\.cuda\s*\("
+# A line of code that is more than structure: not a directive (but a #define is code),
+# not a brace, a namespace or an extern "C" block.
+_SUBSTANTIVE = re.compile(
+    r'^[ \t]*(?:#[ \t]*define\b|(?!#|\}|\{|namespace\b|extern[ \t]+"C"|;|$)\S)', re.M
 )
-_DEVICE_STRING = re.compile(r"(?P<w>cuda|hip)(?::(?:\d+|\{[^{}]*\}|%d|)?)?")
-_DEVICE_QUALIFIER = re.compile(r"(?:DeviceType|DispatchKey|Backend)\s*::\s*\Z")
-# Torch's own macros around a vendor API (C10_CUDA_CHECK, TORCH_CUDA_CPP_API, MIOPEN_CHECK)
-# win over the vendor's enum spellings (CUFFT_SUCCESS) that share their prefix.
-_TORCH_MACRO = re.compile(r"_(?:CHECK|API|ASSERT|LAUNCH|EXPORT|IMPORT)(?:_|\Z)|^(?:C10|AT|TORCH)_")
-_IS_DEVICE = re.compile(r"is_(?:cuda|hip)\Z")
-
-
-def _lex_c(text: str) -> tuple[str, _Spans, _Spans]:
-    """Masked code (comments and string contents blanked), comments, string contents."""
-    pieces = _Pieces()
-    comments = _Spans()
-    strings = _Spans()
-    last = 0
-    for m in _C_LEX.finditer(text):
-        pieces.append(text[last : m.start()])
-        token = m.group(0)
-        kind = m.lastgroup
-        if kind in ("lc", "bc"):
-            if has_candidate(token):  # keep only comments that can hold a mention
-                comments.append(m.start(), m.end())
-            pieces.append(_blank(token))
-        elif kind in ("raw", "str", "delim"):
-            quote = token.index('"')
-            start, end = quote + 1, len(token) - 1
-            if m.group("raw") is not None:
-                delim = m.group("delim") or ""
-                start, end = quote + 2 + len(delim), len(token) - 2 - len(delim)
-            if has_candidate(token[start:end]):
-                # reported where the literal's text starts, a raw string's delimiter too
-                strings.append(m.start() + start, m.start() + end, at=m.start() + quote + 1)
-            pieces.append(token[: quote + 1] + _blank(token[quote + 1 : -1]) + token[-1])
-        else:  # char literal
-            pieces.append(token[0] + _blank(token[1:-1]) + token[-1])
-        last = m.end()
-    pieces.append(text[last:])
-    return pieces.join(), comments, strings
-
-
-def _classify_ident(code: str, start: int, end: int) -> tuple[str, str, tuple[str, ...]] | None:
-    """(category, message, families) of the identifier ``code[start:end]``, if vendor."""
-    ident = code[start:end]
-    if _COMPILER_MACRO.fullmatch(ident):
-        fam = "rocm" if ident.startswith("__HIP") else "cuda"
-        return "cuda-compiler-macro", f"uses {ident}", (fam,)
-    if ident in ("kCUDA", "kHIP"):
-        return "device-type-cuda", f"names {ident}", (_DEVICE_WORD[ident[1:]],)
-    qualifier = _DEVICE_QUALIFIER.search(code, max(0, start - 40), start)
-    if qualifier is not None:
-        fams = {fam for w, fam in _DEVICE_WORD.items() if w in _CAMEL.findall(ident)}
-        if fams:
-            owner = qualifier.group(0).split(":")[0].strip()
-            return "device-type-cuda", f"names {owner}::{ident}", tuple(sorted(fams))
-    if _IS_DEVICE.match(ident):
-        before = code[max(0, start - 8) : start].rstrip()
-        after = code[end : end + 8].lstrip()
-        if before.endswith((".", "->")) or after.startswith("("):
-            fam = "rocm" if ident.endswith("hip") else "cuda"
-            return "is-cuda", f"tests {ident}", (fam,)
-    words = vendor_words(ident)
-    macro = "_" in ident.strip("_") and ident.upper() == ident and not ident.startswith("_")
-    if macro and words and _TORCH_MACRO.search(ident):
-        return "cuda-api-macro", f"uses {ident}", tuple(sorted(set(words.values())))
-    for fam, rx in _API:
-        if rx.match(ident):
-            return "vendor-api", f"uses {ident}", (fam,)
-    if not words:
-        return None
-    fams = tuple(sorted(set(words.values())))
-    if macro:
-        return "cuda-api-macro", f"uses {ident}", fams
-    return "cuda-mention", f"names {ident}", fams
-
-
-def _ident_at(code: str, pos: int) -> tuple[int, int]:
-    start = pos
-    while start > 0 and code[start - 1] in _IDENT_CHARS:
-        start -= 1
-    end = pos
-    while end < len(code) and code[end] in _IDENT_CHARS:
-        end += 1
-    return start, end
-
-
-def _vendor_idents(code: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each identifier in ``code`` holding a candidate vendor substring."""
-    last_end = -1
-    for pos in _candidates(code):
-        if pos < last_end:
-            continue
-        start, end = _ident_at(code, pos)
-        if end <= start or code[start].isdigit():
-            continue
-        last_end = end
-        yield start, end
-
-
-# --- conditionals -----------------------------------------------------------------------
 
 
 @dataclass
 class _Branch:
     line: int
     kw: str
-    condition: str
+    offset: int = 0  # where its line starts
+    rest: tuple[int, int] = (0, 0)  # where its condition is in the text
     families: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
-    negated: bool = False
 
 
 @dataclass
@@ -654,17 +475,17 @@ class _Conditional:
     include_guard: bool = False
 
 
-def _condition(kw: str, rest: str) -> _Branch:
-    branch = _Branch(0, kw, rest.strip())
-    if kw not in _GUARD_DIRECTIVES:
-        return branch
+def _condition(branch: _Branch, rest: str) -> None:
+    """The vendor families and categories of a branch's condition ``rest``."""
+    if branch.kw not in _GUARD_DIRECTIVES:
+        return
     cats: list[str] = []
     fams: set[str] = set()
     for m in _IDENT.finditer(rest):
         ident = m.group(0)
         if ident == "defined":
             continue
-        if _COMPILER_MACRO.fullmatch(ident):
+        if COMPILER_MACRO.fullmatch(ident):
             if "cuda-compiler-macro" not in cats:
                 cats.append("cuda-compiler-macro")
             fams.add("rocm" if ident.startswith("__HIP") else "cuda")
@@ -676,35 +497,13 @@ def _condition(kw: str, rest: str) -> _Branch:
             fams.update(words.values())
     branch.categories = tuple(sorted(cats, key=lambda c: c != "use-cuda-guard"))
     branch.families = tuple(sorted(fams))
-    simple = "&&" not in rest and "||" not in rest
-    branch.negated = kw == "ifndef" or (simple and rest.lstrip().startswith("!"))
-    return branch
 
 
-def _side(families: tuple[str, ...]) -> str:
-    if families == ("cuda",):
-        return "CUDA side"
-    if families == ("rocm",):
-        return "ROCm side"
-    return "CUDA+ROCm side"
-
-
-def _labels(branches: list[_Branch]) -> list[str]:
-    labels: list[str] = []
-    negated: set[str] = set()
-    for b in branches:
-        if b.kw == "else":
-            labels.append(_side(tuple(sorted(negated))) if negated else "other")
-        elif b.families and not b.negated:
-            labels.append(_side(b.families))
-        else:
-            if b.families:
-                negated.update(b.families)
-            labels.append("other")
-    return labels
-
-
-# --- C/C++ ------------------------------------------------------------------------------
+_SIDE_FAMILIES = {
+    "CUDA side": ("cuda",),
+    "ROCm side": ("rocm",),
+    "CUDA+ROCm side": ("cuda", "rocm"),
+}
 
 
 class _LineSet:
@@ -723,19 +522,240 @@ class _LineSet:
         return bool(self.flags[line])
 
 
-class _CodeLines:
-    """The lines of masked code, cut out on demand (``code.split`` would copy them all)."""
+# --- C/C++ ------------------------------------------------------------------------------
 
-    def __init__(self, code: str, starts: array[int]):
-        self.code = code
-        self.starts = starts
 
-    def __len__(self) -> int:
-        return len(self.starts)
+class _CScan:
+    """One C/C++/CUDA file: directives first, then code, strings and comments.
 
-    def __getitem__(self, index: int) -> str:
-        end = self.starts[index + 1] - 1 if index + 1 < len(self.starts) else len(self.code)
-        return self.code[self.starts[index] : end]
+    A directive line without a vendor identifier is only followed for its structure
+    (nesting, include guards): its text is never masked or classified.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        path: str,
+        moved: MovedFiles | None,
+        file_moves: bool,
+        spans: Spans,
+    ):
+        self.text = text
+        self.path = path
+        self.moved = moved
+        self.file_moves = file_moves
+        self.spans = spans
+        self.lines = Lines(text)
+        self.tokens = lex_c(text)
+        self.skip = _LineSet(len(self.lines))  # directive lines reported as a whole
+        self.defined: set[str] = set()
+        # offsets of the bodies of vendor-side branches, with their families
+        self.vendor_bodies: list[tuple[int, int, tuple[str, ...]]] = []
+        self.guard_defines: list[tuple[int, int]] = []  # offsets of include guards' #define
+        self.requires: tuple[tuple[str, ...], str] | None = None
+
+    def _vendor(self, start: int, end: int) -> bool:
+        """Whether a vendor identifier starts in ``text[start:end]``."""
+        return self.spans.any_between(start, end)
+
+    def _unworded(self, start: int) -> bool:
+        """An include of a vendor's file that holds no vendor word: a ``.cu``/``.cuh``
+        source, or a vendor SDK's directory (``<cute/...>``, ``<ck/...>``)."""
+        inc = _INCLUDE.match(self.text, start, min(len(self.text), start + 4096))
+        if inc is None:
+            return False
+        target = inc.group("path")
+        return target.endswith((".cu", ".cuh")) or target.split("/", 1)[0] in SDK_INCLUDE_HEADS
+
+    def _rest(self, branch: _Branch) -> str:
+        """A branch's condition, comments and strings blanked, continuations joined."""
+        rest = self.tokens.masked(*branch.rest)
+        return _CONTINUATION.sub(" ", rest) if "\\" in rest else rest
+
+    def directives(self, add: Callable[..., None]) -> None:
+        text, tokens, lines = self.text, self.tokens, self.lines
+        stack: list[_Conditional] = []
+        every_include = self.moved is not None and not self.file_moves
+        done = 0  # end of the last directive: its continuation lines are not directives
+        size = len(text)
+        hash_at = text.find("#")
+        while hash_at >= 0:
+            start = text.rfind("\n", 0, hash_at) + 1
+            nxt = hash_at + 1
+            if start < done or text[start:hash_at].strip(" \t") or tokens.find(hash_at) >= 0:
+                hash_at = text.find("#", nxt)
+                continue
+            end = text.find("\n", hash_at)
+            if end < 0:
+                end = size
+            while end < size and text[end - 1] == "\\" and tokens.find(end - 1) < 0:
+                more = text.find("\n", end + 1)
+                end = size if more < 0 else more
+            done = end
+            hash_at = text.find("#", end)
+            d = _KEYWORD.match(text, nxt - 1, end)
+            if d is None:
+                continue
+            kw = d.group("kw")
+            if kw == "define":
+                if self._vendor(start, end):
+                    name = _DEFINE_NAME.match(text, d.end(), end)
+                    if name is not None:
+                        self.defined.add(name.group("name"))
+                continue
+            include = kw in ("include", "include_next", "import")
+            if not include and kw not in _CONDITIONAL_KEYWORDS:
+                continue
+            vendor = self._vendor(start, end)
+            if include and not (vendor or every_include or self._unworded(start)):
+                continue  # an include that names no vendor and no moved file
+            line_no = lines.locate(start)[0]
+            last_line = line_no + text.count("\n", start, end)
+            if include:
+                self.skip.update(range(line_no, last_line + 1))
+                inc = _INCLUDE.match(text, start, min(len(text), start + 4096))
+                if inc is not None:
+                    depth = sum(1 for c in stack if not c.include_guard)
+                    quoted = inc.group("q") == '"'
+                    self._include(inc.group("path"), quoted, line_no, start, depth, add)
+            elif kw == "endif":
+                if stack:
+                    self._close(stack.pop(), line_no, start, True, add)
+            else:
+                branch = _Branch(line_no, kw, start, (d.end(), end))
+                if vendor:
+                    _condition(branch, self._rest(branch))
+                if kw in ("elif", "else"):
+                    self.skip.update(range(line_no, last_line + 1))
+                    if stack:
+                        stack[-1].branches.append(branch)
+                    continue
+                cond = _Conditional([branch])
+                name = _NAME.match(text, d.end(), end) if kw == "ifndef" else None
+                if name is not None:
+                    guard = self._include_guard(end, name.group(1))
+                    if guard:
+                        cond.include_guard = True
+                        self.guard_defines.append(guard[1:])
+                        if branch.families:
+                            self.skip.add(guard[0])
+                stack.append(cond)
+                self.skip.update(range(line_no, last_line + 1))
+        for cond in reversed(stack):  # unterminated conditionals run to the end of the file
+            self._close(cond, len(lines), size, False, add)
+
+    def _include_guard(self, end: int, name: str) -> tuple[int, int, int] | None:
+        """(line, start, end) of ``#define NAME`` (no value) right after ``#ifndef NAME``;
+        ``#ifndef X`` / ``#define X 1`` is a default for a setting, not a guard."""
+        at = self.tokens.next_code(end)
+        m = _DEFINE_AT.match(self.text, at)
+        if m is None or m.group("name") != name:
+            return None
+        line_end = self.text.find("\n", at)
+        return self.lines.locate(at)[0], at, len(self.text) if line_end < 0 else line_end
+
+    def _close(
+        self,
+        cond: _Conditional,
+        end_line: int,
+        end_offset: int,
+        terminated: bool,
+        add: Callable[..., None],
+    ) -> None:
+        vendor = [b for b in cond.branches if b.families]
+        if not vendor or cond.include_guard:
+            return
+        first = vendor[0]
+        cats: list[str] = []
+        fams: set[str] = set()
+        for b in vendor:
+            fams.update(b.families)
+            cats.extend(c for c in b.categories if c not in cats)
+        cats.sort(key=lambda c: c != "use-cuda-guard")
+        rests = [self._rest(b) for b in cond.branches]
+        labels = conditions.branch_sides(
+            [(b.kw, r) for b, r in zip(cond.branches, rests, strict=True)]
+        )
+        bounds = [b.line for b in cond.branches] + [end_line]
+        branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
+        if "use-cuda-guard" in cats:  # a compiler-only #if is a core header's too
+            ends = [b.offset for b in cond.branches[1:]] + [end_offset]
+            for branch, body_end, (_, _, side) in zip(cond.branches, ends, branches, strict=True):
+                if side in _SIDE_FAMILIES:  # from the end of the directive to the next one
+                    self.vendor_bodies.append((branch.rest[1], body_end, _SIDE_FAMILIES[side]))
+        start = cond.branches[0].line
+        sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
+        tail = "" if terminated else ", no #endif"
+        add(
+            first.line,
+            1,
+            cats[0],
+            f"#{first.kw} {squash(self._rest(first))}: lines {start}-{end_line} ({sides}{tail})",
+            tuple(sorted(fams)),
+            span=(start, end_line),
+            also=tuple(cats[1:]),
+            branches=branches,
+            line_start=first.offset,
+        )
+
+    def _include(
+        self,
+        target: str,
+        quoted: bool,
+        line_no: int,
+        line_start: int,
+        depth: int,
+        add: Callable[..., None],
+    ) -> None:
+        hit = classify_include(target, quoted, self.path)
+        resolved = hit[3] if hit is not None else target
+        if self.moved is not None and not self.file_moves:
+            moved = self.moved.match(resolved)
+            if moved is not None:
+                shown = target if resolved == target else f"{target} (= {resolved})"
+                add(
+                    line_no,
+                    1,
+                    "moved-include",
+                    f"includes {shown}, which moves ({moved})",
+                    families_of(moved) or ("cuda",),
+                    line_start=line_start,
+                )
+                return
+        if hit is None:
+            return
+        category, message, fams, resolved = hit
+        add(line_no, 1, category, message, fams, line_start=line_start)
+        sdk = category == "cuda-include" and resolved.split("/", 1)[0] not in TORCH_ROOTS
+        if sdk and depth == 0 and self.requires is None:  # a torch header is an edit
+            self.requires = (fams, f"includes the vendor SDK's <{target}> unconditionally")
+
+    def vendor_code(self) -> tuple[tuple[str, ...], str] | None:
+        """Families and reason when the file's code is all a vendor's."""
+        if self.requires is not None:
+            return self.requires
+        if not self.vendor_bodies:
+            return None
+        bodies = sorted(self.vendor_bodies)
+        fams = sorted({f for _, _, fs in bodies for f in fs})
+        # Code outside every vendor-side branch (an include guard's #define aside) makes
+        # the file shared; code inside one makes it the vendor's.
+        outside: list[tuple[int, int]] = []
+        pos = 0
+        for lo, hi in sorted([(a, b) for a, b, _ in bodies] + self.guard_defines):
+            if lo > pos:
+                outside.append((pos, lo))
+            pos = max(pos, hi)
+        outside.append((pos, len(self.text)))
+        if any(self._has_code(lo, hi) for lo, hi in outside):
+            return None
+        if not any(self._has_code(lo, hi) for lo, hi, _ in bodies):
+            return None
+        return tuple(fams), "all its code is inside vendor-side #if branches"
+
+    def _has_code(self, start: int, end: int) -> bool:
+        """Whether ``text[start:end]`` (whole lines) holds a line of code."""
+        return start < end and _SUBSTANTIVE.search(self.tokens.masked(start, end)) is not None
 
 
 def scan_c_text(
@@ -753,240 +773,165 @@ def scan_c_text(
 
 
 def _scan_c(
-    text: str, path: str, moved: MovedFiles | None, file_moves: bool, selection: Selection
+    text: str,
+    path: str,
+    moved: MovedFiles | None,
+    file_moves: bool,
+    selection: Selection,
+    spans: Spans | None = None,
+    generated: bool = False,
 ) -> FileSink:
-    lines = _Lines(text)
-    sink = FileSink(path, lines.line_text, selection)
+    if spans is None:
+        spans = vendor_spans(text)
+    scan = _CScan(text, path, moved, file_moves, spans)
+    lines, tokens, skip = scan.lines, scan.tokens, scan.skip
+    sink = FileSink(path, lines, selection)
     add = sink.add
-    code, comments, strings = _lex_c(text)
-    code_lines = _CodeLines(code, lines.starts)
-
-    stack: list[_Conditional] = []
-    skip_lines = _LineSet(len(code_lines))  # directive lines whose tokens this pass reports
-
-    def close(cond: _Conditional, end_line: int, terminated: bool) -> None:
-        vendor = [b for b in cond.branches if b.families]
-        if not vendor or cond.include_guard:
-            return
-        first = vendor[0]
-        cats: list[str] = []
-        fams: set[str] = set()
-        for b in vendor:
-            fams.update(b.families)
-            cats.extend(c for c in b.categories if c not in cats)
-        cats.sort(key=lambda c: c != "use-cuda-guard")
-        labels = _labels(cond.branches)
-        bounds = [b.line for b in cond.branches] + [end_line]
-        branches = tuple((bounds[i], bounds[i + 1], labels[i]) for i in range(len(cond.branches)))
-        start = cond.branches[0].line
-        sides = ", ".join(f"{a}-{b} {s}" for a, b, s in branches)
-        tail = "" if terminated else ", no #endif"
-        add(
-            first.line,
-            1,
-            cats[0],
-            f"#{first.kw} {_squash(first.condition)}: lines {start}-{end_line} ({sides}{tail})",
-            tuple(sorted(fams)),
-            span=(start, end_line),
-            also=tuple(cats[1:]),
-            branches=branches,
-        )
-
-    number = 0
-    total = len(code_lines)
-    while number < total:
-        # Jump to the next line holding a '#': most lines of most files hold none.
-        hash_at = code.find("#", lines.starts[number])
-        if hash_at < 0:
-            break
-        number = bisect.bisect_right(lines.starts, hash_at) - 1
-        start = number
-        logical = code_lines[number]
-        while logical.endswith("\\") and number + 1 < total:
-            number += 1
-            logical = logical[:-1] + " " + code_lines[number]
-        number += 1
-        m = _DIRECTIVE.match(logical)
-        if m is None:
-            continue
-        line_no = start + 1
-        kw, rest = m.group("kw"), m.group("rest")
-        if kw in ("if", "ifdef", "ifndef"):
-            branch = _condition(kw, rest)
-            branch.line = line_no
-            cond = _Conditional([branch])
-            if kw == "ifndef" and branch.families:
-                cond.include_guard = _is_include_guard(code_lines, number, rest.strip())
-                if cond.include_guard:
-                    skip_lines.add(_next_code_line(code_lines, number) + 1)
-            stack.append(cond)
-            skip_lines.update(range(line_no, number + 1))
-        elif kw in ("elif", "else"):
-            skip_lines.update(range(line_no, number + 1))
-            if stack:
-                branch = _condition(kw, rest)
-                branch.line = line_no
-                stack[-1].branches.append(branch)
-        elif kw == "endif":
-            if stack:
-                close(stack.pop(), line_no, True)
-        elif kw in ("include", "include_next", "import"):
-            skip_lines.update(range(line_no, number + 1))
-            inc = _INCLUDE.match(text[lines.starts[start] : lines.starts[start] + 4096])
-            if inc is not None:
-                _include(
-                    inc.group("path"), inc.group("q") == '"', path, line_no, moved, file_moves, add
-                )
-    for cond in reversed(stack):  # unterminated conditionals run to the end of the file
-        close(cond, total, False)
-
-    # Code tokens (also inside #define bodies and other directives), on masked code.
-    for start, end in _vendor_idents(code):
+    scan.directives(add)
+    names = FileNames(text, frozenset(scan.defined))
+    hits = _TokenHits()
+    # An identifier's category depends on it and on the characters next to it only
+    # (unless it is qualified: Enum::Member): the same spelling recurs, classify it once.
+    seen: dict[tuple[str, str, str], Hit | None] = {}
+    for start, end in _code_spans(text, spans, tokens, hits):
         line_no, col = lines.locate(start)
-        if line_no in skip_lines:
+        if line_no in skip:
             continue
-        hit = _classify_ident(code, start, end)
+        before = text[max(0, start - 8) : start].rstrip()[-2:]
+        key = (text[start:end], before, text[end : end + 8].lstrip(" \t")[:2])
+        if before == "::":
+            hit = classify_c(text, start, end, names, generated)
+        elif key in seen:
+            hit = seen[key]
+        else:
+            hit = seen[key] = classify_c(text, start, end, names, generated)
         if hit is not None:
-            add(line_no, col, hit[0], hit[1], hit[2])
-
-    for at, offset, end in strings:
-        line_no, col = lines.locate(at)
-        if line_no in skip_lines:
-            continue
-        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
-    for offset, _, end in comments:
-        comment = text[offset:end]
-        first_line, _ = lines.locate(offset)
-        for delta, piece in enumerate(comment.split("\n")):
-            words = vendor_words(piece)
-            if words:
-                line_no = first_line + delta
-                col = offset - lines.starts[first_line - 1] + 1 if delta == 0 else 1
-                add(
-                    line_no,
-                    col,
-                    "comment-mention",
-                    f"comment mentions {', '.join(list(words)[:6])}",
-                    tuple(sorted(set(words.values()))),
-                )
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=start - col + 1)
+    _report_tokens(text, tokens, lines, hits, add, skip)
+    sink.vendor_code = scan.vendor_code()
     return sink
 
 
-def _next_code_line(code_lines: _CodeLines, index: int) -> int:
-    while index < len(code_lines) and not code_lines[index].strip():
-        index += 1
-    return index
+class _TokenHits:
+    """The comments and strings that hold vendor identifiers, with those identifiers.
+
+    Three arrays (token index, identifier bounds), filled in text order: a file dense
+    with comments has millions.
+    """
+
+    def __init__(self) -> None:
+        self.tokens = array("q")
+        self.starts = array("q")
+        self.ends = array("q")
+
+    def add(self, index: int, start: int, end: int) -> None:
+        self.tokens.append(index)
+        self.starts.append(start)
+        self.ends.append(end)
+
+    def groups(self) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+        """(token index, its identifiers), token by token."""
+        tokens, starts, ends = self.tokens, self.starts, self.ends
+        i, total = 0, len(tokens)
+        while i < total:
+            index = tokens[i]
+            j = i
+            while j < total and tokens[j] == index:
+                j += 1
+            yield index, list(zip(starts[i:j], ends[i:j], strict=True))
+            i = j
 
 
-def _is_include_guard(code_lines: _CodeLines, index: int, name: str) -> bool:
-    """``#ifndef X`` directly followed by ``#define X``: a header's include guard."""
-    index = _next_code_line(code_lines, index)
-    if index >= len(code_lines):
-        return False
-    m = _DEFINE.match(code_lines[index])
-    return m is not None and m.group("name") == name
+def _code_spans(
+    text: str, spans: Spans, tokens: Tokens, hits: _TokenHits
+) -> Iterator[tuple[int, int]]:
+    """The vendor identifiers in code; those in a comment or a string go to ``hits``."""
+    for start, end in spans:
+        index = tokens.find(start)
+        if index >= 0:
+            hits.add(index, start, end)
+        elif not text[start].isdigit():
+            yield start, end
 
 
-def _include(target, quoted, path, line_no, moved, file_moves, add) -> None:
-    resolved = target
-    if quoted and target.startswith(("./", "../")):
-        resolved = os.path.normpath(os.path.join(os.path.dirname(path), target)).replace(
-            os.sep, "/"
-        )
-    shown = target if resolved == target else f"{target} (= {resolved})"
-    if moved is not None and not file_moves:
-        hit = moved.match(resolved)
+def _words(text: str, spans: list[tuple[int, int]]) -> dict[str, str]:
+    """The vendor words of the identifiers ``spans`` of ``text``, in order."""
+    found: dict[str, str] = {}
+    for start, end in spans:
+        for word, fam in vendor_words(text[start:end]).items():
+            found.setdefault(word, fam)
+    return found
+
+
+def _report_tokens(
+    text: str,
+    tokens: Tokens,
+    lines: Lines,
+    hits: _TokenHits,
+    add: Callable[..., None],
+    skip: _LineSet | None,
+) -> None:
+    """Strings (classified whole) and comments (each line) that hold vendor words.
+
+    The words come from the vendor identifiers already found inside them.
+    """
+    for index, spans in hits.groups():
+        kind = tokens.kind(index)
+        if kind == CHAR:
+            continue
+        start = tokens.starts[index]
+        if kind == COMMENT:
+            first_line, col = lines.locate(start)
+            by_line: dict[int, tuple[int, list[tuple[int, int]]]] = {}
+            for span in spans:
+                line_no, span_col = lines.locate(span[0])
+                by_line.setdefault(line_no, (span[0] - span_col + 1, []))[1].append(span)
+            for line_no, (line_start, line_spans) in by_line.items():
+                words = _words(text, line_spans)
+                if words:
+                    add(
+                        line_no,
+                        col if line_no == first_line else 1,
+                        "comment-mention",
+                        f"comment mentions {', '.join(list(words)[:6])}",
+                        tuple(sorted(set(words.values()))),
+                        line_start=line_start,
+                    )
+            continue
+        body, body_end = tokens.body(index)
+        # C reports a string just after its opening quote (a raw string at its delimiter),
+        # Python at its contents (after the triple quotes).
+        line_no, col = lines.locate(start + 1 if skip is not None else body)
+        if skip is not None and line_no in skip:
+            continue
+        probe = min(body_end, body + STRING_PROBE)
+        words = _words(text, [sp for sp in spans if sp[1] <= probe])
+        hit = classify_string(text[body:probe], words)
         if hit is not None:
-            add(
-                line_no,
-                1,
-                "moved-include",
-                f"includes {shown}, which moves ({hit})",
-                families_of(hit) or ("cuda",),
-            )
-            return
-    head = resolved.split("/", 1)[0]
-    backend = vendors.move_family(resolved)
-    if backend is not None and (head in TORCH_ROOTS or resolved != target or quoted):
-        add(
-            line_no,
-            1,
-            "backend-include",
-            f"includes backend header {shown} ({backend[1]})",
-            (backend[0],),
-        )
-        return
-    words = vendor_words(target)
-    if words:
-        add(
-            line_no,
-            1,
-            "cuda-include",
-            f"includes {'vendor-named torch header' if head in TORCH_ROOTS else 'vendor header'}"
-            f" <{target}>",
-            tuple(sorted(set(words.values()))),
-        )
-
-
-def _string(content: str, line_no: int, col: int, add) -> None:
-    if len(content) > STRING_PROBE:
-        content = content[:STRING_PROBE]
-    m = _DEVICE_STRING.fullmatch(content)
-    if m is not None:
-        fam = "rocm" if m.group("w") == "hip" else "cuda"
-        add(line_no, col, "cuda-device-string", f'device string "{content}"', (fam,))
-        return
-    fam = vendors.library_family(content)
-    if fam is not None:
-        add(line_no, col, "dlopen", f'names vendor library "{_squash(content, 60)}"', (fam,))
-        return
-    if has_candidate(content):
-        words = vendor_words(content)
-        if words:
-            add(
-                line_no,
-                col,
-                "cuda-mention",
-                f"string mentions {', '.join(list(words)[:6])}",
-                tuple(sorted(set(words.values()))),
-            )
+            at = start + 1 if skip is not None else body
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=at - col + 1)
 
 
 # --- Python -----------------------------------------------------------------------------
 
-
-# Python comments and string literals (any prefix, triple quotes across lines). A regular
-# expression instead of ``tokenize``: ten times faster, and it never gives up on a file.
-_PY_LEX = re.compile(
-    r"(?P<c>#[^\n]*)"
-    r"|'''(?P<b1>(?:\\.|[^\\])*?)'''"
-    r'|"""(?P<b2>(?:\\.|[^\\])*?)"""'
-    r"|'(?P<b3>(?:\\.|[^'\\\n])*)'"
-    r'|"(?P<b4>(?:\\.|[^"\\\n])*)"',
-    re.S,
-)
-_PY_BODIES = ("b1", "b2", "b3", "b4")
+_PY_TOP_IMPORT = re.compile(r"(?:from|import)[ \t]+\Z")
 
 
-def _lex_python(text: str) -> tuple[str, _Spans, _Spans]:
-    pieces = _Pieces()
-    comments = _Spans()
-    strings = _Spans()
-    last = 0
-    for m in _PY_LEX.finditer(text):
-        pieces.append(text[last : m.start()])
-        token = m.group(0)
-        if m.group("c") is not None:
-            if has_candidate(token):
-                comments.append(m.start(), m.end())
-        else:
-            group = next(g for g in _PY_BODIES if m.group(g) is not None)
-            if has_candidate(m.group(group)):
-                strings.append(m.start(group), m.end(group))
-        pieces.append(_blank(token))
-        last = m.end()
-    pieces.append(text[last:])
-    return pieces.join(), comments, strings
+def _sdk_module_family(module: str) -> str | None:
+    for fam, names in vendors.SDK_PYTHON_MODULES.items():
+        for name in names:
+            if module == name or module.startswith(name + "."):
+                return fam
+    return None
+
+
+def _top_level_import(text: str, start: int, end: int) -> str | None:
+    """The module ``text[start:end]`` begins, when a module-level import names it there."""
+    line = text.rfind("\n", 0, start) + 1
+    if not _PY_TOP_IMPORT.match(text, line, start):
+        return None
+    module = re.match(r"[\w.]+", text[start : start + 200])
+    return module.group(0) if module is not None else None
 
 
 def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING) -> list[Finding]:
@@ -996,44 +941,32 @@ def scan_python_text(text: str, path: str, *, selection: Selection = EVERYTHING)
     return result.findings
 
 
-def _scan_python(text: str, path: str, selection: Selection) -> FileSink:
-    lines = _Lines(text)
-    sink = FileSink(path, lines.line_text, selection)
+def _scan_python(
+    text: str,
+    path: str,
+    selection: Selection,
+    spans: Spans | None = None,
+    generated: bool = False,
+) -> FileSink:
+    lines = Lines(text)
+    sink = FileSink(path, lines, selection)
     add = sink.add
-    code, comments, strings = _lex_python(text)
-
-    # Spans of torch.cuda-style uses, in order: identifiers inside them are not reported
-    # again. Looked up by bisection (a scan of all of them was quadratic).
-    taken_starts = array("q")
-    taken_ends = array("q")
-    for m in _PY_TORCH_CUDA.finditer(code):
-        line_no, col = lines.locate(m.start())
-        fam = "rocm" if m.group(0).endswith(("hip", "miopen")) else "cuda"
-        taken_starts.append(m.start())
-        taken_ends.append(m.end())
-        add(line_no, col, "python-torch-cuda", f"uses {_squash(m.group(0))}", (fam,))
-    for start, end in _vendor_idents(code):
-        index = bisect.bisect_right(taken_starts, start) - 1
-        if index >= 0 and start < taken_ends[index]:
-            continue
-        hit = _classify_ident(code, start, end)
+    tokens = lex_python(text)
+    hits = _TokenHits()
+    binding_stub = path.endswith(".pyi") and "/_C/" in f"/{path}"
+    if spans is None:
+        spans = vendor_spans(text)
+    for start, end in _code_spans(text, spans, tokens, hits):
+        hit = classify_python(text, start, end, generated, binding_stub)
         if hit is not None:
-            line_no, col = lines.locate(start)
-            add(line_no, col, hit[0], hit[1], hit[2])
-    for _, offset, end in strings:
-        line_no, col = lines.locate(offset)
-        _string(text[offset : min(end, offset + STRING_PROBE)], line_no, col, add)
-    for offset, _, end in comments:
-        words = vendor_words(text[offset:end])
-        if words:
-            line_no, col = lines.locate(offset)
-            add(
-                line_no,
-                col,
-                "comment-mention",
-                f"comment mentions {', '.join(list(words)[:6])}",
-                tuple(sorted(set(words.values()))),
-            )
+            line_no, col = lines.locate(hit[3])
+            add(line_no, col, hit[0], hit[1], hit[2], line_start=hit[3] - col + 1)
+            if hit[0] == "vendor-api" and sink.vendor_code is None:
+                module = _top_level_import(text, start, end)  # import cutlass.cute, at column 0
+                fam = _sdk_module_family(module) if module else None
+                if fam is not None:
+                    sink.vendor_code = ((fam,), f"imports {module} at module level")
+    _report_tokens(text, tokens, lines, hits, add, None)
     return sink
 
 
@@ -1053,6 +986,8 @@ class FileResult:
     allowed: list[tuple[Finding, int]] = field(default_factory=list)  # (finding, entry index)
     allowed_unlisted: int = 0
     used_entries: frozenset[int] = frozenset()  # allowlist entries that matched here
+    # (families, reason) when the file's code is all a vendor's (it moves whole)
+    vendor_code: tuple[tuple[str, ...], str] | None = None
 
     @property
     def total(self) -> int:
@@ -1077,6 +1012,41 @@ class FileResult:
             or self.generated
             or self.note
             or self.error
+            or self.vendor_code
+        )
+
+    def pack(self) -> tuple[object, ...]:
+        """Plain tuples, for a worker to send: pickled at C speed, unlike dataclasses."""
+        rest = self.unlisted
+        return (
+            self.path,
+            [f.fields() for f in self.findings],
+            self.generated,
+            self.note,
+            self.error,
+            (rest.count, rest.code, dict(rest.categories)),
+            [(f.fields(), entry) for f, entry in self.allowed],
+            self.allowed_unlisted,
+            tuple(self.used_entries),
+            self.vendor_code,
+        )
+
+    @classmethod
+    def unpack(cls, packed: tuple) -> FileResult:  # type: ignore[type-arg]
+        path, findings, generated, note, error, rest, allowed, *tail = packed
+        allowed_unlisted, used, vendor_code = tail
+        count, code, categories = rest
+        return cls(
+            path,
+            [Finding(path, *f) for f in findings],
+            generated,
+            note,
+            error,
+            Tally(count, code, Counter(categories)),
+            [(Finding(path, *f), entry) for f, entry in allowed],
+            allowed_unlisted,
+            frozenset(used),
+            vendor_code,
         )
 
 
@@ -1153,16 +1123,23 @@ def scan_file(
         result.note = "skipped: binary file (NUL byte in the first 8 KiB)"
         return result
     result.generated = generated_template(raw[:GENERATED_PROBE])
-    text = raw.decode("utf-8", errors="replace")
-    del raw
     file_moves = moved.moves(display) if moved is not None else False
-    if not has_candidate(text):
-        if moved is None or file_moves or "include" not in text:
-            return result
+    includes_matter = moved is not None and not file_moves
+    candidate = first_candidate(raw)
+    if candidate is None and not (includes_matter and b"include" in raw):
+        return result  # most files: never decoded
+    text = raw.decode("utf-8", errors="replace")
+    aligned = len(text) == len(raw)  # byte offsets are text offsets
+    del raw  # a file's bytes, lower-cased bytes and text: never all three at once
+    spans = vendor_spans(text, candidate if aligned else None)
+    del candidate
+    if not spans and not has_cu_include(text) and not (includes_matter and "include" in text):
+        return result
     if path.endswith(PY_SUFFIXES):
-        sink = _scan_python(text, display, selection)
+        sink = _scan_python(text, display, selection, spans, result.generated is not None)
     else:
-        sink = _scan_c(text, display, moved, file_moves, selection)
+        generated = result.generated is not None
+        sink = _scan_c(text, display, moved, file_moves, selection, spans, generated)
     sink.fill(result)
     return result
 
@@ -1220,6 +1197,11 @@ def _scan_batch(args: _Batch) -> list[FileResult]:
         if result.worth_reporting():
             out.append(result)
     return out
+
+
+def _scan_batch_packed(args: _Batch) -> list[tuple]:  # type: ignore[type-arg]
+    """A worker's batch, as :meth:`FileResult.pack` tuples."""
+    return [r.pack() for r in _scan_batch(args)]
 
 
 @dataclass
@@ -1302,8 +1284,8 @@ def scan_tree(
         size = max(16, len(work) // (jobs * 8))
         batches = [(work[i : i + size], moved, selection) for i in range(0, len(work), size)]
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            for part in pool.map(_scan_batch, batches):
-                files.extend(part)
+            for part in pool.map(_scan_batch_packed, batches):
+                files.extend(FileResult.unpack(packed) for packed in part)
     files.sort(key=lambda r: r.path)
     return ScanResult(files, len(work), issues, [display for _, display in work])
 
