@@ -72,6 +72,7 @@ TOOLKIT_VISIBILITY = [
 # repository, governed by FORBIDDEN above.
 CORE_REPOSITORIES = [
     "bazel_tools",  # Bazel's own tools and toolchain glue
+    "cpu_blas",  # the CPU BLAS core's matmul calls (tools/blas)
     "local_config_cc",  # the C++ toolchain
     "local_config_python",  # the Python headers (pybind11's python_configure)
     "local_python",  # the Python toolchain
@@ -96,7 +97,8 @@ REPOSITORIES = {
 }
 
 # The shared libraries core's built artifacts (libtorch_core.so, _C.so) may
-# name in DT_NEEDED: the C/C++ runtime and one another. Matched by prefix.
+# name in DT_NEEDED: the C/C++ runtime, one another and the CPU BLAS
+# (@cpu_blas, bundled in torch_core's wheel). Matched by prefix.
 CORE_NEEDED = [
     "ld-linux",
     "libc.so",
@@ -105,6 +107,7 @@ CORE_NEEDED = [
     "libm.so",
     "libpthread.so",
     "librt.so",
+    "libscipy_openblas.so",
     "libstdc++.so",
     "libtorch_core.so",
 ]
