@@ -189,54 +189,19 @@ void unary_kernel(int64_t n, const void* in_, void* out_) {
 
 // ---- reductions --------------------------------------------------------------
 
-// Blocked summation: each block of kSumBlock elements is summed in four
-// vector accumulators of T (a lane adds at most kSumBlock / (4 * lanes)
-// values), and the block sums are added in SumAcc.
-constexpr int64_t kSumBlock = 4096;
-
+// Vector partial sums widened to SumAcc: float32 lanes become double lanes.
 template <typename T>
-SumAcc<T> sum_contiguous(const T* p, int64_t n) {
-  constexpr int64_t L = kLanes<T>;
-  SumAcc<T> total = 0;
-  for (int64_t start = 0; start < n; start += kSumBlock) {
-    const int64_t len = scalar_min(kSumBlock, n - start);
-    const T* q = p + start;
-    Vec<T> s0 = {};
-    Vec<T> s1 = {};
-    Vec<T> s2 = {};
-    Vec<T> s3 = {};
-    int64_t i = 0;
-    for (; i + 4 * L <= len; i += 4 * L) {
-      s0 += load(q + i);
-      s1 += load(q + i + L);
-      s2 += load(q + i + 2 * L);
-      s3 += load(q + i + 3 * L);
-    }
-    for (; i + L <= len; i += L) {
-      s0 += load(q + i);
-    }
-    if (i < len) {
-      s1 += load_partial(q + i, len - i);
-    }
-    total += reduce_add((s0 + s1) + (s2 + s3));
-  }
-  return total;
-}
-
-// Adds one row of `lanes` (<= one vector of T) columns into SumAcc
-// accumulators: float32 widens to double in two halves.
-template <typename T>
-struct ColumnSum {
+struct Widened {
   Vec<T> acc = {};
-  void add(const T* row, int64_t lanes) { acc += lanes == kLanes<T> ? load(row) : load_partial(row, lanes); }
+  void add(Vec<T> v) { acc += v; }
+  SumAcc<T> total() const { return reduce_add(acc); }
   void store_to(T* out, int64_t lanes) const { store_partial(out, acc, lanes); }
 };
 template <>
-struct ColumnSum<float> {
+struct Widened<float> {
   Vec<double> lo = {};
   Vec<double> hi = {};
-  void add(const float* row, int64_t lanes) {
-    const Vec<float> v = lanes == kLanes<float> ? load(row) : load_partial(row, lanes);
+  void add(Vec<float> v) {
     typename VecTypes<float>::half h0;
     typename VecTypes<float>::half h1;
     __builtin_memcpy(&h0, &v, sizeof(h0));
@@ -244,11 +209,56 @@ struct ColumnSum<float> {
     lo += __builtin_convertvector(h0, Vec<double>);
     hi += __builtin_convertvector(h1, Vec<double>);
   }
+  double total() const { return reduce_add(lo) + reduce_add(hi); }
   void store_to(float* out, int64_t lanes) const {
     for (int64_t j = 0; j < lanes; ++j) {
       out[j] = static_cast<float>(j < kLanes<double> ? lo[j] : hi[j - kLanes<double>]);
     }
   }
+};
+
+// Blocked summation: a block is summed in four vector accumulators of T, each
+// lane adding kPerLane values whatever the vector width, and each block's
+// partial sums are added, lane by lane, in SumAcc (float32 -> double).
+constexpr int64_t kPerLane = 16;
+
+template <typename T>
+SumAcc<T> sum_contiguous(const T* p, int64_t n) {
+  constexpr int64_t L = kLanes<T>;
+  constexpr int64_t kBlock = kPerLane * 4 * L;
+  Widened<T> total;
+  int64_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    Vec<T> s0 = {};
+    Vec<T> s1 = {};
+    Vec<T> s2 = {};
+    Vec<T> s3 = {};
+    for (int64_t j = i; j < i + kBlock; j += 4 * L) {
+      s0 += load(p + j);
+      s1 += load(p + j + L);
+      s2 += load(p + j + 2 * L);
+      s3 += load(p + j + 3 * L);
+    }
+    total.add((s0 + s1) + (s2 + s3));
+  }
+  // The last partial block, one vector at a time (fewer than kBlock elements).
+  Vec<T> s = {};
+  for (; i + L <= n; i += L) {
+    s += load(p + i);
+  }
+  if (i < n) {
+    s += load_partial(p + i, n - i);
+  }
+  total.add(s);
+  return total.total();
+}
+
+// Sums of `lanes` (<= one vector) adjacent columns over many rows, in SumAcc.
+template <typename T>
+struct ColumnSum {
+  Widened<T> acc;
+  void add(const T* row, int64_t lanes) { acc.add(lanes == kLanes<T> ? load(row) : load_partial(row, lanes)); }
+  void store_to(T* out, int64_t lanes) const { acc.store_to(out, lanes); }
 };
 
 template <typename T>
