@@ -45,7 +45,8 @@ for dt in (np.float32, np.float64):
         out[f"{op}_{name}"] = getattr(tc, op)(tv, tw).numpy()
         out[f"{op}_bcast_{name}"] = getattr(tc, op)(tc.tensor(col), tc.tensor(row)).numpy()
     out[f"scalar_{name}"] = (tg * 2.5 - 1).numpy()
-    extremes = np.array([0, -0.0, 1e-30, 88.7, 89, -103, -104, 700, -750, np.inf, -np.inf, np.nan], dt)
+    extremes = [0, -0.0, 1e-30, 88.7, 89, -103, -104, 700, -750, np.inf, -np.inf, np.nan]
+    extremes = np.array(extremes, dt)
     for op in ("neg", "relu", "exp", "tanh"):
         out[f"{op}_{name}"] = getattr(tg, op)().numpy()
         out[f"{op}_extremes_{name}"] = getattr(tc.tensor(extremes), op)().numpy()
