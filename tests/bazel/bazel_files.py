@@ -42,6 +42,16 @@ WORKSPACE_MACROS = {
             "hermetic_locks": kw.get("hermetic_locks", {}),
         },
     ),
+    "cpu_blas": (
+        "//tools/blas:extensions.bzl",
+        "blas",
+        "library",
+        lambda kw: {
+            "name": kw["name"],
+            "blas_visibility": kw.get("blas_visibility", ["//visibility:public"]),
+            "lock": kw["lock"],
+        },
+    ),
     "python_configure": (
         "@pybind11_bazel//:extensions.bzl",
         "pybind11",

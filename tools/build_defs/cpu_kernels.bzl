@@ -13,9 +13,9 @@ load("@rules_cc//cc:defs.bzl", "cc_library")
 # CPU_CAPABILITY -> its compiler flags. DEFAULT is what every x86-64 CPU runs
 # (SSE2). The others may contract a * b + c into one fused multiply-add.
 CPU_CAPABILITY_COPTS = {
-    "DEFAULT": [],
     "AVX2": ["-mavx2", "-mfma", "-ffp-contract=fast"],
     "AVX512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx2", "-mfma", "-ffp-contract=fast"],
+    "DEFAULT": [],
 }
 
 def cpu_kernel_library(name, srcs, hdrs, deps = [], **kwargs):
