@@ -4,6 +4,7 @@
 // (bool tensors, copies, fills) the generic kernel every device shares
 // (Kernels.h).
 #include <optional>
+#include <tuple>
 
 #include "aten/Dispatcher.h"
 #include "aten/native/Kernels.h"
@@ -173,21 +174,20 @@ const bool registered = [] {
       }
     });
   }
-  reg("sum", [](const KernelCall& c) {
-    if (!run_reduction(cpu::cpu_kernel_table().sum, c)) {
-      sum_kernel(c, host);
-    }
-  });
-  reg("max", [](const KernelCall& c) {
-    if (!run_reduction(cpu::cpu_kernel_table().max, c)) {
-      max_kernel(c, host);
-    }
-  });
-  reg("softmax", [](const KernelCall& c) {
-    if (!run_reduction(cpu::cpu_kernel_table().softmax, c)) {
-      softmax_kernel(c, host);
-    }
-  });
+  using Generic = void (*)(const KernelCall&);
+  using TableRow = cpu::ReduceFn const (cpu::KernelTable::*)[cpu::kDtypes];
+  const std::tuple<const char*, TableRow, Generic> reductions[] = {
+      {"sum", &cpu::KernelTable::sum, [](const KernelCall& c) { sum_kernel(c, host); }},
+      {"max", &cpu::KernelTable::max, [](const KernelCall& c) { max_kernel(c, host); }},
+      {"softmax", &cpu::KernelTable::softmax, [](const KernelCall& c) { softmax_kernel(c, host); }},
+  };
+  for (const auto& [name, row, generic] : reductions) {
+    reg(name, [row = row, generic = generic](const KernelCall& c) {
+      if (!run_reduction(cpu::cpu_kernel_table().*row, c)) {
+        generic(c);
+      }
+    });
+  }
   reg("matmul", [](const KernelCall& c) {
     if (!run_matmul(c)) {
       matmul_kernel(c, host);

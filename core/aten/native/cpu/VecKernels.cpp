@@ -261,30 +261,38 @@ struct ColumnSum {
   void store_to(T* out, int64_t lanes) const { acc.store_to(out, lanes); }
 };
 
-template <typename T>
-void sum_kernel(const Reduction& r, const void* in_, void* out_) {
+// Runs a reduction over [outer, size, inner] into out[outer, inner]: `row(p)`
+// reduces each contiguous row when inner == 1; otherwise `columns(p, lanes,
+// dst)` reduces `lanes` (<= one vector) adjacent columns starting at p, whose
+// rows are r.inner apart, vectorising across the contiguous inner dimension.
+template <typename T, typename Row, typename Columns>
+void for_each_reduction(const Reduction& r, const void* in_, void* out_, Row&& row, Columns&& columns) {
   const T* in = static_cast<const T*>(in_);
   T* out = static_cast<T*>(out_);
   if (r.inner == 1) {
     for (int64_t o = 0; o < r.outer; ++o) {
-      out[o] = static_cast<T>(sum_contiguous(in + o * r.size, r.size));
+      out[o] = row(in + o * r.size);
     }
     return;
   }
-  // Reducing over a middle dimension: vectorise across the contiguous inner
-  // columns, one vector of columns at a time, accumulating in SumAcc.
-  constexpr int64_t L = kLanes<T>;
   for (int64_t o = 0; o < r.outer; ++o) {
-    const T* base = in + o * r.size * r.inner;
-    for (int64_t j = 0; j < r.inner; j += L) {
-      const int64_t lanes = scalar_min(L, r.inner - j);
-      ColumnSum<T> acc;
-      for (int64_t s = 0; s < r.size; ++s) {
-        acc.add(base + s * r.inner + j, lanes);
-      }
-      acc.store_to(out + o * r.inner + j, lanes);
+    for (int64_t j = 0; j < r.inner; j += kLanes<T>) {
+      columns(in + o * r.size * r.inner + j, scalar_min(kLanes<T>, r.inner - j), out + o * r.inner + j);
     }
   }
+}
+
+template <typename T>
+void sum_kernel(const Reduction& r, const void* in, void* out) {
+  for_each_reduction<T>(
+      r, in, out, [&](const T* p) { return static_cast<T>(sum_contiguous(p, r.size)); },
+      [&](const T* p, int64_t lanes, T* dst) {
+        ColumnSum<T> acc;
+        for (int64_t s = 0; s < r.size; ++s) {
+          acc.add(p + s * r.inner, lanes);
+        }
+        acc.store_to(dst, lanes);
+      });
 }
 
 // Maximum of n >= 1 contiguous elements; NaN if any is NaN (PyTorch, NumPy).
@@ -328,33 +336,22 @@ T max_contiguous(const T* p, int64_t n) {
 }
 
 template <typename T>
-void max_kernel(const Reduction& r, const void* in_, void* out_) {
-  const T* in = static_cast<const T*>(in_);
-  T* out = static_cast<T*>(out_);
-  if (r.inner == 1) {
-    for (int64_t o = 0; o < r.outer; ++o) {
-      out[o] = max_contiguous(in + o * r.size, r.size);
-    }
-    return;
-  }
-  constexpr int64_t L = kLanes<T>;
-  for (int64_t o = 0; o < r.outer; ++o) {
-    const T* base = in + o * r.size * r.inner;
-    for (int64_t j = 0; j < r.inner; j += L) {
-      const int64_t lanes = scalar_min(L, r.inner - j);
-      Vec<T> best = load_partial(base + j, lanes);
-      Mask<T> nan = best != best;
-      for (int64_t s = 1; s < r.size; ++s) {
-        const Vec<T> v = load_partial(base + s * r.inner + j, lanes);
-        nan |= v != v;
-        best = maximum(best, v);
-      }
-      if constexpr (kFloating<T>) {
-        best = select<T>(nan, splat(static_cast<T>(__builtin_nan(""))), best);
-      }
-      store_partial(out + o * r.inner + j, best, lanes);
-    }
-  }
+void max_kernel(const Reduction& r, const void* in, void* out) {
+  for_each_reduction<T>(
+      r, in, out, [&](const T* p) { return max_contiguous(p, r.size); },
+      [&](const T* p, int64_t lanes, T* dst) {
+        Vec<T> best = load_partial(p, lanes);
+        Mask<T> nan = best != best;
+        for (int64_t s = 1; s < r.size; ++s) {
+          const Vec<T> v = load_partial(p + s * r.inner, lanes);
+          nan |= v != v;
+          best = maximum(best, v);
+        }
+        if constexpr (kFloating<T>) {
+          best = select<T>(nan, splat(static_cast<T>(__builtin_nan(""))), best);
+        }
+        store_partial(dst, best, lanes);
+      });
 }
 
 // Max-subtracted softmax along `size`: the max, then exp(x - max) stored and
