@@ -145,7 +145,7 @@ def test_installed_runpaths_stay_inside_site_packages(venv: Venv) -> None:
         dynamic = _readelf("-d", str(obj))
         for runpath in re.findall(r"R(?:UN)?PATH\)\s+Library r(?:un)?path: \[(.*)\]", dynamic):
             for entry in runpath.split(":"):
-                assert entry.startswith("$ORIGIN/"), f"{obj.name}: RUNPATH entry {entry}"
+                assert entry.split("/")[0] == "$ORIGIN", f"{obj.name}: RUNPATH entry {entry}"
                 resolved = Path(entry.replace("$ORIGIN", str(obj.parent))).resolve()
                 assert venv.site_packages in resolved.parents, f"{obj.name}: {entry}"
         ldd = subprocess.run(["ldd", str(obj)], capture_output=True, text=True, check=True).stdout
