@@ -383,7 +383,8 @@ def run_sections(
     for n, section in chosen:
         stamp = (
             f"*Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at "
-            f"commit {head}; load average {os.getloadavg()[0]:.1f} at the start.*\n"
+            f"commit {head} on {machine()}; load average {os.getloadavg()[0]:.1f} at the "
+            "start.*\n"
         )
         try:
             body = section.run(work / section.key, tiny)
