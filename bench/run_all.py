@@ -136,6 +136,10 @@ def bench_remote(work: Path) -> tuple[str, list[str]]:
     toolkits = os.environ.get("TORCHSPLIT_CUDA_CACHE") or str(default_toolkits)
     (elsewhere / "cuda").symlink_to(Path(toolkits).resolve())
     env["TORCHSPLIT_CUDA_CACHE"] = str(elsewhere / "cuda")
+    # The same pinned CPU BLAS (@cpu_blas), through another path too.
+    blas = os.environ.get("TORCHSPLIT_BLAS_CACHE") or str(Path.home() / ".cache/torchsplit/blas")
+    (elsewhere / "blas").symlink_to(Path(blas).resolve())
+    env["TORCHSPLIT_BLAS_CACHE"] = str(elsewhere / "blas")
     second = Checkout(clone(elsewhere / "b"), work / "root-b", env)
     rows: Table = []
     notes: list[str] = []
