@@ -25,7 +25,16 @@ aten_cpu_sources = [
     "core/aten/Dispatcher.cpp",
     "core/aten/Functions.cpp",
     "core/aten/Tensor.cpp",
+    "core/aten/native/cpu/Blas.cpp",
+    "core/aten/native/cpu/CpuCapability.cpp",
     "core/aten/native/cpu/CpuKernels.cpp",
+]
+
+# The CPU's vectorised kernels, compiled once per CPU capability (baseline,
+# AVX2, AVX-512) into //core:cpu_kernels and picked at run time, as upstream
+# compiles aten/src/ATen/native/cpu.
+aten_cpu_kernel_sources = [
+    "core/aten/native/cpu/VecKernels.cpp",
 ]
 
 # torch/csrc's runtime parts (linked into libtorch_core.so, where backends
@@ -42,6 +51,7 @@ torch_cpu_sources = [
 
 # Python bindings of core: the torch_core._C extension.
 torch_python_sources = [
+    "core/csrc/CpuBindings.cpp",
     "core/csrc/DeviceBindings.cpp",
     "core/csrc/JitBindings.cpp",
     "core/csrc/Module.cpp",

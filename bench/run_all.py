@@ -74,9 +74,12 @@ NOTES: dict[int, str] = {
         "o more runs; `bench/bench_audit.py` times it on this checkout).\n"
     ),
     5: (
-        "`python3 bench/bench_ops.py`: the release wheels of dist/ (`tools/dev wheels`, "
-        "-c opt) installed in a temporary virtualenv, against NumPy and PyTorch's CPU "
-        "wheel, one thread each.\n"
+        "`python3 bench/bench_ops.py`: the torch_core release wheel of dist/ (`tools/dev "
+        "wheels`, -c opt) installed in a temporary virtualenv, timed against NumPy and "
+        "PyTorch's CPU wheel in the same process, every library on one thread; each op "
+        "in each library in turn per round, best of 25 rounds. Ratios above 1 mean "
+        "torch_core is slower (issue 26's target: within 2.0x of PyTorch). "
+        "docs/cpu-kernels.md describes the kernels.\n"
     ),
 }
 CC = (".cc", ".cpp")
@@ -134,6 +137,10 @@ def bench_remote(work: Path) -> tuple[str, list[str]]:
     toolkits = os.environ.get("TORCHSPLIT_CUDA_CACHE") or str(default_toolkits)
     (elsewhere / "cuda").symlink_to(Path(toolkits).resolve())
     env["TORCHSPLIT_CUDA_CACHE"] = str(elsewhere / "cuda")
+    # The same pinned CPU BLAS (@cpu_blas), through another path too.
+    blas = os.environ.get("TORCHSPLIT_BLAS_CACHE") or str(Path.home() / ".cache/torchsplit/blas")
+    (elsewhere / "blas").symlink_to(Path(blas).resolve())
+    env["TORCHSPLIT_BLAS_CACHE"] = str(elsewhere / "blas")
     second = Checkout(clone(elsewhere / "b"), work / "root-b", env)
     rows: Table = []
     notes: list[str] = []
@@ -381,7 +388,8 @@ def run_sections(
     for n, section in chosen:
         stamp = (
             f"*Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at "
-            f"commit {head}; load average {os.getloadavg()[0]:.1f} at the start.*\n"
+            f"commit {head} on {machine()}; load average {os.getloadavg()[0]:.1f} at the "
+            "start.*\n"
         )
         try:
             body = section.run(work / section.key, tiny)

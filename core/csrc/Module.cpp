@@ -59,5 +59,6 @@ PYBIND11_MODULE(_C, m) {
   torch_core::python::init_device_bindings(m);
   torch_core::python::init_tensor_bindings(m);
   torch_core::python::init_profiler_bindings(m);
+  torch_core::python::init_cpu_bindings(m);
   torch_core::python::init_jit_bindings(m);
 }

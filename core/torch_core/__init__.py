@@ -15,6 +15,7 @@ __path__ = extend_path(__path__, __name__)
 
 from torch_core import _C, distributed, jit, memory, profiler
 from torch_core._backends import load_backends
+from torch_core._config import config, get_num_threads, set_num_threads
 from torch_core._creation import arange, empty, full, ones, tensor, zeros
 from torch_core._devices import (
     Device,
@@ -61,6 +62,7 @@ __all__ = [
     "add",
     "arange",
     "bool",
+    "config",
     "current_stream",
     "device",
     "device_count",
@@ -72,6 +74,7 @@ __all__ = [
     "float32",
     "float64",
     "full",
+    "get_num_threads",
     "int64",
     "is_available",
     "jit",
@@ -87,6 +90,7 @@ __all__ = [
     "registered_device_types",
     "relu",
     "resolve_device",
+    "set_num_threads",
     "softmax",
     "stream",
     "sub",

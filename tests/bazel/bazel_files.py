@@ -60,6 +60,16 @@ WORKSPACE_MACROS = {
             lambda kw: {"name": "hipify_mappings"},
         ),
     ],
+    "cpu_blas": (
+        "//tools/blas:extensions.bzl",
+        "blas",
+        "library",
+        lambda kw: {
+            "name": kw["name"],
+            "blas_visibility": kw.get("blas_visibility", ["//visibility:public"]),
+            "lock": kw["lock"],
+        },
+    ),
     "python_configure": (
         "@pybind11_bazel//:extensions.bzl",
         "pybind11",

@@ -27,9 +27,11 @@ pytestmark = pytest.mark.bazel
 MANIFESTS = Path(__file__).resolve().parent / "manifests"
 # What torch_core's files must never name (it is the CPU-only core).
 CUDA_WORDS = re.compile(rb"cuda|cudart|nvrtc|nccl|cublas", re.IGNORECASE)
+# The CPU BLAS torch_core's wheel bundles beside libtorch_core.so (@cpu_blas).
+BLAS_SONAME = "libscipy_openblas.so"
 # External libraries a backend may need that auditwheel cannot see in its wheel:
 # they come from the wheels it requires (torch_core, nvidia-cuda-runtime).
-FROM_REQUIRED_WHEELS = {"libtorch_core.so", "libcudart.so.13"}
+FROM_REQUIRED_WHEELS = {"libtorch_core.so", BLAS_SONAME, "libcudart.so.13"}
 # ROCm ships no pip wheels: torch_hip's wheel (built by tools/dev wheels where
 # hipcc is) needs the machine's HIP runtime and what that links (docs/torch_hip.md).
 FROM_THE_MACHINE = {"torch_hip": "libamdhip64.so"}
@@ -161,14 +163,40 @@ def test_installed_runpaths_stay_inside_site_packages(venv: Venv) -> None:
         dynamic = _readelf("-d", str(obj))
         for runpath in re.findall(r"R(?:UN)?PATH\)\s+Library r(?:un)?path: \[(.*)\]", dynamic):
             for entry in runpath.split(":"):
-                assert entry.startswith("$ORIGIN/"), f"{obj.name}: RUNPATH entry {entry}"
+                assert entry.split("/")[0] == "$ORIGIN", f"{obj.name}: RUNPATH entry {entry}"
                 resolved = Path(entry.replace("$ORIGIN", str(obj.parent))).resolve()
                 assert venv.site_packages in resolved.parents, f"{obj.name}: {entry}"
         ldd = subprocess.run(["ldd", str(obj)], capture_output=True, text=True, check=True).stdout
         assert "not found" not in ldd, f"{obj.name}:\n{ldd}"
         for line in ldd.splitlines():
-            if "libtorch_core.so" in line or "libcudart" in line:
+            if any(lib in line for lib in ("libtorch_core.so", BLAS_SONAME, "libcudart")):
                 assert str(venv.site_packages) in line, f"{obj.name} loads {line.strip()}"
+
+
+def test_the_bundled_blas_is_found_through_origin(venv: Venv) -> None:
+    """libtorch_core.so finds the BLAS beside it ($ORIGIN), and matmul runs on it."""
+    lib = venv.site_packages / "torch_core" / "lib"
+    dynamic = _readelf("-d", str(lib / "libtorch_core.so"))
+    assert f"Shared library: [{BLAS_SONAME}]" in dynamic
+    assert "Library runpath: [$ORIGIN]" in dynamic
+    assert f"Library soname: [{BLAS_SONAME}]" in _readelf("-d", str(lib / BLAS_SONAME))
+    code = (
+        "import numpy as np, torch_core as tc\n"
+        "a = np.random.default_rng(0).random((300, 200), dtype=np.float32)\n"
+        "tc.set_num_threads(1)\n"
+        "np.testing.assert_allclose((tc.tensor(a) @ tc.tensor(a.T)).numpy(), a @ a.T, rtol=1e-5)\n"
+        "c = tc.config()\n"
+        "print(c['blas'], c['blas_enabled'], c['num_threads'], c['cpu_capability'])\n"
+        "maps = open('/proc/self/maps').read().splitlines()\n"
+        "print([line.split()[-1] for line in maps if 'openblas' in line][0])\n"
+    )
+    proc = venv.run(code)
+    assert proc.returncode == 0, proc.stderr
+    described, loaded = proc.stdout.splitlines()
+    blas, enabled, threads, capability = described.rsplit(" ", 3)
+    assert blas.startswith("scipy-openblas32 ") and enabled == "True" and threads == "1"
+    assert capability in ("default", "avx2", "avx512")
+    assert Path(loaded) == lib / BLAS_SONAME
 
 
 def test_cuda_extension_exports_only_its_init(venv: Venv) -> None:

@@ -2,7 +2,18 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary", "cc_library")
 
-def shared_cc_library(name, shared_name, srcs, hdrs, deps = [], includes = [], visibility = None, api_visibility = None, **kwargs):
+def shared_cc_library(
+        name,
+        shared_name,
+        srcs,
+        hdrs,
+        deps = [],
+        private_deps = [],
+        shared_deps = [],
+        includes = [],
+        visibility = None,
+        api_visibility = None,
+        **kwargs):
     """Stamps out <name> (objects), lib<shared_name>.so, and <name>_api (links the .so).
 
     Process-wide registries (device types, kernels, allocators) must exist once
@@ -18,7 +29,14 @@ def shared_cc_library(name, shared_name, srcs, hdrs, deps = [], includes = [], v
       shared_name: the shared object is lib<shared_name>.so.
       srcs: C++ sources.
       hdrs: public headers.
-      deps: C++ dependencies of the sources.
+      deps: C++ dependencies of the sources and of the headers.
+      private_deps: dependencies of the sources alone, linked into the shared
+        object and hidden from <name>_api's users (they neither see their
+        headers nor link them again).
+      shared_deps: shared libraries (cc_import) among private_deps that
+        lib<shared_name>.so loads. <name>_api's users link them too: in Bazel's
+        output tree lib<shared_name>.so is loaded through a _solib symlink, so
+        its own $ORIGIN-relative RUNPATH cannot find them, the user's can.
       includes: include directories, relative to the package.
       visibility: visibility of <name> and lib<shared_name>.so.
       api_visibility: visibility of <name>_api.
@@ -29,7 +47,7 @@ def shared_cc_library(name, shared_name, srcs, hdrs, deps = [], includes = [], v
         srcs = srcs,
         hdrs = hdrs,
         includes = includes,
-        deps = deps,
+        deps = deps + private_deps,
         alwayslink = True,
         # No implicit lib<name>.so from the cc_library: the shared object is ours.
         linkstatic = True,
@@ -48,6 +66,6 @@ def shared_cc_library(name, shared_name, srcs, hdrs, deps = [], includes = [], v
         srcs = [":lib%s.so" % shared_name],
         hdrs = hdrs,
         includes = includes,
-        deps = deps,
+        deps = deps + shared_deps,
         visibility = api_visibility,
     )

@@ -69,6 +69,7 @@ BACKEND_VISIBILITY = [
 # repository, governed by FORBIDDEN above.
 CORE_REPOSITORIES = [
     "bazel_tools",  # Bazel's own tools and toolchain glue
+    "cpu_blas",  # the CPU BLAS core's matmul calls (tools/blas)
     "local_config_cc",  # the C++ toolchain
     "local_config_python",  # the Python headers (pybind11's python_configure)
     "local_python",  # the Python toolchain
@@ -148,9 +149,10 @@ DEVICE_SOURCE_SUFFIXES = [
 ]
 
 # The shared libraries core's built artifacts (libtorch_core.so, _C.so) may
-# name in DT_NEEDED: the C/C++ runtime and one another. Matched by prefix.
-# The same list bounds the -l flags core's targets link with, whoever computed
-# them (the aspect reads the effective link flags; the audit reads aquery's).
+# name in DT_NEEDED: the C/C++ runtime, one another and the CPU BLAS
+# (@cpu_blas, bundled in torch_core's wheel). Matched by prefix. The same list
+# bounds the -l flags core's targets link with, whoever computed them (the
+# aspect reads the effective link flags; the audit reads aquery's).
 CORE_NEEDED = [
     "ld-linux",
     "libc.so",
@@ -159,6 +161,7 @@ CORE_NEEDED = [
     "libm.so",
     "libpthread.so",
     "librt.so",
+    "libscipy_openblas.so",
     "libstdc++.so",
     "libtorch_core.so",
 ]

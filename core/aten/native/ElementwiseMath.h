@@ -54,8 +54,11 @@ TORCH_OP_QUALIFIERS inline T minimum(T a, T b) {
 
 namespace at::native {
 
-// The binary ops, and one switch over them that every device's kernels share.
+// The binary and unary ops, and one switch over the binary ones that every
+// device's kernels share. The enumerators' values index the CPU's kernel
+// tables (aten/native/cpu/KernelTable.h).
 enum class BinaryKind { Add, Sub, Mul, Div };
+enum class UnaryKind { Neg, Relu, Exp, Tanh };
 
 template <typename T>
 TORCH_OP_QUALIFIERS inline T apply_binary(BinaryKind kind, T a, T b) {

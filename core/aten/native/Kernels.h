@@ -18,8 +18,6 @@
 
 namespace at::native {
 
-enum class UnaryKind { Neg, Relu, Exp, Tanh };
-
 template <typename T>
 T apply_unary(UnaryKind kind, T a) {
   switch (kind) {
@@ -35,7 +33,16 @@ T apply_unary(UnaryKind kind, T a) {
   return a;
 }
 
-// out = a (op) b, all of out's dtype, a and b broadcast over out.
+// out = a (op) b, all of out's dtype, a and b broadcast over out. The op is
+// chosen once, outside the element loop: a switch per element kept every loop
+// scalar and made each op pay for the cases tested before its own (add ran
+// 1.3-1.9x slower than mul, which the compiler's case order tested first).
+template <BinaryKind K, typename T>
+void binary_loop(const KernelCall& c, const T* a, const T* b, T* out) {
+  for_each_broadcast2(c.out.shape(), c.input_strides[0], c.input_strides[1],
+                      [&](int64_t i, int64_t oa, int64_t ob) { out[i] = apply_binary(K, a[oa], b[ob]); });
+}
+
 template <typename Resolve>
 void binary_kernel(BinaryKind kind, const KernelCall& c, Resolve&& resolve) {
   c10::dispatch_dtype(c.out.dtype(), [&](auto tag) {
@@ -43,9 +50,24 @@ void binary_kernel(BinaryKind kind, const KernelCall& c, Resolve&& resolve) {
     const T* a = reinterpret_cast<const T*>(resolve(c.inputs[0]));
     const T* b = reinterpret_cast<const T*>(resolve(c.inputs[1]));
     T* out = reinterpret_cast<T*>(resolve(c.out));
-    for_each_broadcast2(c.out.shape(), c.input_strides[0], c.input_strides[1],
-                        [&](int64_t i, int64_t oa, int64_t ob) { out[i] = apply_binary(kind, a[oa], b[ob]); });
+    switch (kind) {
+      case BinaryKind::Add:
+        return binary_loop<BinaryKind::Add>(c, a, b, out);
+      case BinaryKind::Sub:
+        return binary_loop<BinaryKind::Sub>(c, a, b, out);
+      case BinaryKind::Mul:
+        return binary_loop<BinaryKind::Mul>(c, a, b, out);
+      case BinaryKind::Div:
+        return binary_loop<BinaryKind::Div>(c, a, b, out);
+    }
   });
+}
+
+template <UnaryKind K, typename T>
+void unary_loop(int64_t n, const T* a, T* out) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = apply_unary(K, a[i]);
+  }
 }
 
 template <typename Resolve>
@@ -55,8 +77,15 @@ void unary_kernel(UnaryKind kind, const KernelCall& c, Resolve&& resolve) {
     const T* a = reinterpret_cast<const T*>(resolve(c.inputs[0]));
     T* out = reinterpret_cast<T*>(resolve(c.out));
     const int64_t n = c.out.numel();
-    for (int64_t i = 0; i < n; ++i) {
-      out[i] = apply_unary(kind, a[i]);
+    switch (kind) {
+      case UnaryKind::Neg:
+        return unary_loop<UnaryKind::Neg>(n, a, out);
+      case UnaryKind::Relu:
+        return unary_loop<UnaryKind::Relu>(n, a, out);
+      case UnaryKind::Exp:
+        return unary_loop<UnaryKind::Exp>(n, a, out);
+      case UnaryKind::Tanh:
+        return unary_loop<UnaryKind::Tanh>(n, a, out);
     }
   });
 }
