@@ -14,6 +14,7 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     kind = "cc_library"            # cc_library | cuda_library | cc_binary | excluded
     deps = []                      # other target keys
     extension = "_C"               # also emit a pybind_extension of this name linking it
+    directory = "framework"        # its files move under csrc/<directory>/ (default: name)
 
     [[library]]                    # upstream's libraries, for the before/after table
     name = "libtorch_cuda"         # first library one of whose list globs matches a
@@ -116,6 +117,11 @@ class Target:
     kind: str = "cc_library"
     deps: tuple[str, ...] = ()
     extension: str = ""
+    directory: str = ""  # csrc/<directory>/ its files move to (default: the target's name)
+
+    @property
+    def module(self) -> str:
+        return self.directory or self.name
 
     @property
     def package(self) -> str:
@@ -305,7 +311,10 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
             raise TorchsplitError(f"[targets.{key}] variable {variable!r} is no identifier", where)
         deps = _str_list(spec.get("deps", []), f"[targets.{key}] deps", where)
         extension = str(spec.get("extension", ""))
-        ruleset.targets[key] = Target(key, label, str(variable), kind, deps, extension)
+        directory = str(spec.get("directory", ""))
+        if directory and not re.fullmatch(r"[\w.-]+", directory):
+            raise TorchsplitError(f"[targets.{key}] directory {directory!r} is no name", where)
+        ruleset.targets[key] = Target(key, label, str(variable), kind, deps, extension, directory)
     for key, target in ruleset.targets.items():
         for dep in target.deps:
             if dep not in ruleset.targets:

@@ -1,0 +1,550 @@
+"""The Bazel overlay of a restructured real PyTorch tree.
+
+What it adds to (or replaces in) the tree, beside the generic overlay of
+``reorg`` (``core/``, ``third_device/<device>/``, the split ``.bzl``):
+
+* the workspace: ``WORKSPACE`` (named ``pytorch``, as upstream's), ``.bazelrc``,
+  ``.bazelversion``, ``.bazeliskrc``, ``.bazelignore``, the root ``BUILD.bazel``
+  (exports the sources that stay in the root package), ``.gitignore``;
+* torchsplit's real rule repositories (``tools/repos/``: the in-house rules_cuda with
+  the hermetic toolkits, pybind11_bazel, ...), the toolkit locks (``tools/cuda/``) and
+  the layering policy with the project's aspect (``tools/layering/``);
+* ``tools/torchsplit/``: the split's ``rules`` for core (``core_rules.bzl``) and the
+  Debian / CUDA host repositories (``repositories.bzl``);
+* ``c10/**/BUILD.bazel``: upstream's own ``define_targets`` (its ``build.bzl``) with the
+  split's core rules, and flags for glog/gflags that stay off;
+* ``//third_device/torch_cuda:c10_cuda``: c10/cuda compiled for real, with its tests.
+
+Upstream's Bazel files that target Bazel 6.5 and its downloads stay in the tree; the
+packages the split does not build are listed in ``.bazelignore`` with the reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from importlib import resources
+from pathlib import Path
+
+from torchsplit.errors import TorchsplitError
+from torchsplit.reorg.moves import HeaderGroup, Move
+
+PROJECT = Path(__file__).resolve().parents[4]
+CUDA_PACKAGE = "third_device/torch_cuda"
+
+# Copied from torchsplit as they are: the launchers, the offline rule repositories
+# (the real rules_cuda among them) and the toolkit locks.
+_COPIED_TREES = (
+    "tools/repos/rules_cc",
+    "tools/repos/rules_java",
+    "tools/repos/rules_python",
+    "tools/repos/rules_cuda",
+    "tools/repos/pybind11_bazel",
+    "tools/repos/remote_coverage_tools",
+    "tools/cuda",
+)
+_COPIED_FILES = ("tools/bazel", ".bazeliskrc", ".bazelversion")
+EXECUTABLE = ("tools/bazel",)
+
+# Upstream Bazel packages the split does not build, and why (.bazelignore).
+IGNORED = {
+    "c10/benchmark": "needs Google Benchmark, which this tree does not provide",
+    "tools/autograd": "upstream's code generators, loaded through //:tools/bazel.bzl "
+    "(rules_python, pip_deps, rules_cuda)",
+    "tools/config": "upstream's --define=cuda switch (needs bazel_skylib's selects); the "
+    "split selects CUDA with rules_cuda's flags",
+    "tools/setup_helpers": "upstream's code generators (py_binary over pip_deps)",
+    "torchgen": "ATen's code generator, loaded through //:tools/bazel.bzl; not wired into "
+    "this Bazel build yet (docs/upstream.md: carrying on to ATen)",
+}
+
+# c10 packages whose build.bzl defines the core targets (upstream's define_targets).
+C10_PACKAGES = ("c10/core", "c10/macros", "c10/mobile", "c10/test", "c10/util")
+
+
+def _read_project(rel: str) -> str:
+    try:
+        return (PROJECT / rel).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TorchsplitError(
+            f"cannot read {rel} of the torchsplit checkout ({exc.strerror})", str(PROJECT / rel)
+        ) from exc
+
+
+def _walk(rel: str) -> list[str]:
+    root = PROJECT / rel
+    out = []
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            out.append(path.relative_to(PROJECT).as_posix())
+    return out
+
+
+def project_files() -> dict[str, str]:
+    """torchsplit's files the tree carries: rule repositories, launchers, locks, layering."""
+    files = {rel: _read_project(rel) for tree in _COPIED_TREES for rel in _walk(tree)}
+    files.update({rel: _read_project(rel) for rel in _COPIED_FILES})
+    # The layering aspect and helpers as the project has them (policy.bzl is the tree's own).
+    for rel in _walk("tools/layering"):
+        if rel.endswith((".bzl", "BUILD.bazel")) and not rel.endswith("/policy.bzl"):
+            files[rel] = _read_project(rel)
+    files["tools/layering/policy.bzl"] = POLICY
+    return files
+
+
+def data_files() -> dict[str, str]:
+    """The files of ``upstream/data/overlay``, relative to the tree's root."""
+    base = resources.files("torchsplit.upstream").joinpath("data/overlay")
+    root = Path(str(base))
+    return {
+        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+POLICY = '''"""The layering policy of the restructured PyTorch tree (written by torchsplit upstream
+restructure from torchsplit's own): core is c10's packages and the overlay's //core; the
+CUDA backend is //third_device/torch_cuda with the hermetic toolkit. Plain data: the aspect
+in check.bzl and `torchsplit audit` read it."""
+
+LAYERS = [
+    ["core", "//core/..."],
+    ["core", "//c10/..."],
+    ["backend", "//third_device/{backend}/..."],
+    ["toolkit", "@local_cuda//..."],
+    ["tools", "//tools/..."],
+]
+
+FORBIDDEN = [
+    {
+        "from": "//c10/...",
+        "name": "core-to-backend",
+        "to": "//third_device/...",
+        "why": "core knows no device but the CPU; backends register their devices at run time",
+    },
+    {
+        "from": "//core/...",
+        "name": "core-to-backend",
+        "to": "//third_device/...",
+        "why": "core knows no device but the CPU; backends register their devices at run time",
+    },
+    {
+        "from": "//c10/...",
+        "name": "core-to-toolkit",
+        "to": "@local_cuda//...",
+        "why": "core builds with no CUDA toolkit present; only backends may use the toolkit",
+    },
+    {
+        "from": "//core/...",
+        "name": "core-to-toolkit",
+        "to": "@local_cuda//...",
+        "why": "core builds with no CUDA toolkit present; only backends may use the toolkit",
+    },
+    {
+        "from": "//third_device/{backend}/...",
+        "name": "backend-to-backend",
+        "to": "//third_device/{other}/...",
+        "why": "device backends never depend on each other; share code through core",
+    },
+]
+
+EXEMPT = [
+    "//third_party/...",
+    "//tools/...",
+]
+
+BACKEND_VISIBILITY = [
+    "//third_device/{backend}/...",
+]
+
+TOOLKIT_VISIBILITY = [
+    "//third_device/...",
+]
+
+# The positive policy: the external repositories each layer may reach.
+CORE_REPOSITORIES = [
+    "bazel_skylib",  # bool_flag (c10's glog/gflags switches)
+    "bazel_tools",
+    "com_google_googletest",  # Debian's googletest, for c10's own tests
+    "cpuinfo",  # Debian's libcpuinfo-dev
+    "fmt",  # Debian's libfmt-dev
+    "local_config_cc",
+    "local_config_python",
+    "local_python",
+    "platforms",
+    "pybind11",
+    "pybind11_bazel",
+    "remote_coverage_tools",
+    "rules_cc",
+    "rules_python",
+]
+
+TOOLKIT_REPOSITORIES = [
+    "cuda_host_12_6",  # NVIDIA's 12.6 wheels for host code (--config=cuda12_6)
+    "cuda_host_13_0",  # nvml.h for the 13.0 toolkit
+    "local_cuda",  # the hermetic CUDA toolkit
+    "rules_cuda",
+]
+
+REPOSITORIES = {
+    "backend": CORE_REPOSITORIES + TOOLKIT_REPOSITORIES,
+    "core": CORE_REPOSITORIES,
+}
+'''
+
+WORKSPACE = """# Written by `torchsplit upstream restructure`: the split's workspace for the real
+# PyTorch tree. Upstream's (Bazel 6.5, http_archive downloads) is replaced: every
+# repository here is local, so the build downloads nothing.
+workspace(name = "pytorch")
+
+local_repository(
+    name = "rules_cc",
+    path = "tools/repos/rules_cc",
+)
+
+local_repository(
+    name = "rules_java",
+    path = "tools/repos/rules_java",
+)
+
+local_repository(
+    name = "remote_coverage_tools",
+    path = "tools/repos/remote_coverage_tools",
+)
+
+local_repository(
+    name = "rules_python",
+    path = "tools/repos/rules_python",
+)
+
+local_repository(
+    name = "rules_cuda",
+    path = "tools/repos/rules_cuda",
+)
+
+local_repository(
+    name = "pybind11_bazel",
+    path = "tools/repos/pybind11_bazel",
+)
+
+local_repository(
+    name = "bazel_skylib",
+    path = "tools/repos/bazel_skylib",
+)
+
+load("@rules_python//python:repositories.bzl", "local_python_toolchain")
+
+local_python_toolchain(name = "local_python")
+
+register_toolchains("@local_python//:toolchain")
+
+load("@rules_cuda//cuda:repositories.bzl", "rules_cuda_dependencies")
+
+# torchsplit's hermetic CUDA toolkits (NVIDIA's wheels, hash-pinned, installed by
+# tools/dev bootstrap); only the device backends may see them.
+rules_cuda_dependencies(
+    hermetic_locks = {
+        "13.0.88": "@//tools/cuda:requirements_lock.txt",
+        "13.5.37": "@//tools/cuda:requirements_lock_13_5.txt",
+    },
+    toolkit_visibility = ["@//third_device:__subpackages__"],
+)
+
+load("//tools/torchsplit:repositories.bzl", "cuda_host_libraries", "debian_library")
+
+# Host-side CUDA libraries c10/cuda needs beyond the toolkit (nvml.h), and CUDA 12.6
+# for host code (--config=cuda12_6); installed by tools/dev upstream.
+cuda_host_libraries(
+    name = "cuda_host_13_0",
+    lock = "//tools/cuda:host_lock_13_0.txt",
+    visibility_to = ["@//third_device:__subpackages__"],
+)
+
+cuda_host_libraries(
+    name = "cuda_host_12_6",
+    lock = "//tools/cuda:host_lock_12_6.txt",
+    visibility_to = ["@//third_device:__subpackages__"],
+)
+
+# What dfsg removed from third_party/, from Debian's packages (as Debian builds PyTorch).
+debian_library(
+    name = "fmt",
+    build_file_content = \"\"\"
+cc_import(
+    name = "libfmt",
+    shared_library = "lib/libfmt.so",
+)
+
+cc_library(
+    name = "fmt",
+    hdrs = glob(["include/fmt/*.h"]),
+    includes = ["include"],
+    visibility = ["//visibility:public"],
+    deps = [":libfmt"],
+)
+\"\"\",
+    files = {
+        "include/fmt": "include/fmt",
+        "libfmt.so": "lib/libfmt.so",
+    },
+    packages = ["libfmt-dev"],
+)
+
+debian_library(
+    name = "cpuinfo",
+    build_file_content = \"\"\"
+cc_import(
+    name = "libcpuinfo",
+    shared_library = "lib/libcpuinfo.so",
+)
+
+cc_library(
+    name = "cpuinfo",
+    hdrs = ["include/cpuinfo.h"],
+    includes = ["include"],
+    visibility = ["//visibility:public"],
+    deps = [":libcpuinfo"],
+)
+\"\"\",
+    files = {
+        "include/cpuinfo.h": "include/cpuinfo.h",
+        "libcpuinfo.so": "lib/libcpuinfo.so",
+    },
+    packages = ["libcpuinfo-dev"],
+)
+
+debian_library(
+    name = "com_google_googletest",
+    build_file_content = \"\"\"
+cc_library(
+    name = "gtest",
+    srcs = ["lib/libgmock.a", "lib/libgtest.a"],
+    hdrs = glob(["include/gtest/**/*.h", "include/gmock/**/*.h"]),
+    includes = ["include"],
+    linkopts = ["-pthread"],
+    visibility = ["//visibility:public"],
+)
+
+cc_library(
+    name = "gtest_main",
+    srcs = ["lib/libgtest_main.a"],
+    visibility = ["//visibility:public"],
+    deps = [":gtest"],
+)
+\"\"\",
+    files = {
+        "include/gmock": "include/gmock",
+        "include/gtest": "include/gtest",
+        "libgmock.a": "lib/libgmock.a",
+        "libgtest.a": "lib/libgtest.a",
+        "libgtest_main.a": "lib/libgtest_main.a",
+    },
+    packages = ["libgtest-dev", "libgmock-dev"],
+)
+
+load("@pybind11_bazel//:python_configure.bzl", "pybind11_configure", "python_configure")
+
+python_configure(name = "local_config_python")
+
+pybind11_configure(name = "pybind11")
+"""
+
+BAZELRC = """# Written by `torchsplit upstream restructure` (upstream's targets Bazel 6.5).
+build --incompatible_strict_action_env
+build --nosandbox_debug
+build --cxxopt=-std=c++17 --host_cxxopt=-std=c++17
+test --test_output=errors
+
+# Upstream includes headers by their path from the root (<c10/util/Half.h>), and
+# generated ones (<c10/macros/cmake_macros.h>) by their path from the output root:
+# its .bazelrc puts both on every C++ compile's include path, as here. The sandbox
+# still shows a compile only the headers its target declares. nvcc compiles
+# (cuda_library) get the same through their copts.
+build --copt=-I.
+build --copt=-isystem --copt=bazel-out/k8-fastbuild/bin
+build --copt=-isystem --copt=bazel-out/k8-opt/bin
+
+# The layering check runs on every build, as in torchsplit itself.
+build --aspects=//tools/layering:check.bzl%layering_check
+
+# GPU architectures: Hopper only, to keep a 2-core CI's nvcc time down (rules_cuda's
+# default is sm_80;sm_90;sm_100;sm_120;compute_120).
+build --@rules_cuda//cuda:archs=sm_90
+
+# CUDA toolkits: the hermetic 13.0.88 by default; cuda13_5 the other pinned one.
+# cuda12_6: c10/cuda's host code against CUDA 12.6 (NVIDIA's cu12 wheels).
+build:cuda13_5 --repo_env=HERMETIC_CUDA_VERSION=13.5.37
+build:cuda12_6 --//third_device/torch_cuda:cuda_host_runtime=@CUDA_HOST_12_6@
+build:cpu-only --@rules_cuda//cuda:enable=false
+
+# torchsplit's remote cache on loopback (its docs/remote-cache.md).
+build:remote-cache --remote_cache=http://127.0.0.1:8980
+build:remote-cache --remote_timeout=30
+
+build:ci --curses=no
+build:ci --color=no
+build:ci --show_progress_rate_limit=30
+""".replace("@CUDA_HOST_12_6@", f"//{CUDA_PACKAGE}:cuda_host_12_6")
+
+
+def bazelignore() -> str:
+    """Upstream packages the split does not build. Bazel 4.2.3 reads every line as a path:
+    the reasons are in docs/upstream.md and the restructure's report, not here."""
+    return "".join(f"{path}\n" for path in sorted(IGNORED))
+
+
+GITIGNORE = "/bazel-*\n/user.bazelrc\n"
+
+
+def root_build(tops: list[str]) -> str:
+    return (
+        "# Written by `torchsplit upstream restructure`: upstream keeps its sources in the\n"
+        "# root package; the overlay's targets name them as //:path.\n"
+        'package(default_visibility = ["//visibility:public"])\n\n'
+        "exports_files(glob([\n" + "".join(f'    "{top}/**",\n' for top in tops) + "]))\n"
+    )
+
+
+def c10_build(package: str) -> str:
+    """A c10 package's BUILD file: upstream's build.bzl with the split's core rules."""
+    head = (
+        "# Written by `torchsplit upstream restructure`: upstream's own targets (build.bzl)\n"
+        "# with the split's core rules (tools/torchsplit/core_rules.bzl: no CUDA rules).\n"
+    )
+    if package == "c10":
+        return (
+            head
+            + 'load("@bazel_skylib//rules:common_settings.bzl", "bool_flag")\n'
+            + 'load("//tools/torchsplit:core_rules.bzl", "rules")\n'
+            + 'load(":build.bzl", "define_targets")\n\n'
+            + "define_targets(rules = rules)\n\n"
+            + "# glog and gflags stay off (upstream's default is on): --//c10:use_glog turns\n"
+            + "# one on, given a repository for it.\n"
+            + "".join(
+                f'bool_flag(\n    name = "use_{x}",\n    build_setting_default = False,\n)\n\n'
+                f'config_setting(\n    name = "using_{x}",\n'
+                f'    flag_values = {{":use_{x}": "true"}},\n)\n\n'
+                for x in ("gflags", "glog")
+            ).rstrip("\n")
+            + "\n"
+        )
+    return (
+        head
+        + 'load("//tools/torchsplit:core_rules.bzl", "rules")\n'
+        + 'load(":build.bzl", "define_targets")\n\n'
+        + "define_targets(rules = rules)\n"
+    )
+
+
+def c10_cuda_target(group: HeaderGroup, moves: list[Move], variable: str) -> str:
+    """``//third_device/torch_cuda:c10_cuda``, compiled: upstream's c10/cuda library (host
+    C++ against the toolkit's headers, as upstream builds it), its generated macros
+    header, the host runtime it links (a flag picks the CUDA line), and its tests."""
+    base = "csrc/framework/cuda"
+    macros = f"{base}/impl/cuda_cmake_macros.h"
+    tests = sorted(
+        m.destination[len(CUDA_PACKAGE) + 1 :]
+        for m in moves
+        if m.destination.startswith(f"{CUDA_PACKAGE}/{base}/test/")
+        and m.destination.endswith((".cpp", ".cu"))
+    )
+    lines = [
+        "\n# c10/cuda, compiled: upstream's c10/cuda/build.bzl target, moved. Host C++ only\n",
+        "# (c10/cuda has no .cu): the host compiler against the toolkit's headers, as\n",
+        "# upstream builds it. Its headers keep their <c10/cuda/...> spelling.\n",
+        "cmake_configure_file(\n",
+        '    name = "c10_cuda_cmake_macros",\n',
+        f'    src = "{macros}.in",\n',
+        f'    out = "{macros}",\n',
+        "    definitions = [],\n",
+        ")\n\n",
+        "cc_library(\n",
+        f'    name = "{group.name}",\n',
+        "    hdrs = [\n",
+        *(f'        "{h}",\n' for h in group.headers),
+        f'        ":{macros}",\n',
+        "    ],\n",
+        f'    include_prefix = "{group.prefix}",\n',
+        f'    strip_include_prefix = "{group.strip}",\n',
+        ")\n\n",
+        "cc_library(\n",
+        '    name = "c10_cuda",\n',
+        f'    srcs = torchsplit_srcs({variable}, "{CUDA_PACKAGE}"),\n',
+        '    defines = ["USE_CUDA"],\n',
+        '    local_defines = ["C10_BUILD_MAIN_LIB"],\n',
+        "    target_compatible_with = requires_cuda(),\n",
+        "    deps = [\n",
+        f'        ":{group.name}",\n',
+        '        ":cuda_host_runtime",\n',
+        '        "//c10/core:base",\n',
+        '        "//c10/macros",\n',
+        '        "//c10/util:base",\n',
+        "    ],\n",
+        "    alwayslink = True,\n",
+        ")\n\n",
+        "# The CUDA runtime and headers c10/cuda compiles against: the hermetic 13.0 toolkit\n",
+        "# (plus nvml.h) by default; --config=cuda12_6 picks NVIDIA's 12.6 wheels.\n",
+        "label_flag(\n",
+        '    name = "cuda_host_runtime",\n',
+        '    build_setting_default = ":cuda_host_13_0",\n',
+        ")\n\n",
+        "cc_library(\n",
+        '    name = "cuda_host_13_0",\n',
+        "    deps = [\n",
+        '        "@cuda_host_13_0//:headers",\n',
+        '        "@local_cuda//:cuda_runtime",\n',
+        "    ],\n",
+        ")\n\n",
+        "cc_library(\n",
+        '    name = "cuda_host_12_6",\n',
+        '    deps = ["@cuda_host_12_6//:cuda_runtime"],\n',
+        ")\n",
+    ]
+    lines.append(
+        "\n# c10/cuda's own tests (upstream's c10/cuda/test/build.bzl), built everywhere CUDA\n"
+        "# is, run only on a GPU: tagged gpu (tools/dev upstream filters them out without one).\n"
+    )
+    for test in tests:
+        stem = posixpath.splitext(posixpath.basename(test))[0]
+        name = "c10_cuda_test_" + stem.replace("CUDAAssertionsTest_", "dsa_")
+        if test.endswith(".cu"):
+            lines += [
+                "\ncuda_library(\n",
+                f'    name = "{name}_lib",\n',
+                f'    srcs = ["{test}"],\n',
+                '    copts = ["-I.", "-isystem", "bazel-out/k8-fastbuild/bin"],\n',
+                "    testonly = True,\n",
+                "    deps = [\n",
+                '        ":c10_cuda",\n',
+                '        "@com_google_googletest//:gtest_main",\n',
+                "    ],\n",
+                ")\n",
+                "\ncc_test(\n",
+                f'    name = "{name}",\n',
+                '    tags = ["gpu"],\n',
+                "    target_compatible_with = requires_cuda(),\n",
+                f'    deps = [":{name}_lib"],\n',
+                ")\n",
+            ]
+        else:
+            lines += [
+                "\ncc_test(\n",
+                f'    name = "{name}",\n',
+                f'    srcs = ["{test}"],\n',
+                '    tags = ["gpu"],\n',
+                "    target_compatible_with = requires_cuda(),\n",
+                "    deps = [\n",
+                '        ":c10_cuda",\n',
+                '        "@com_google_googletest//:gtest_main",\n',
+                "    ],\n",
+                ")\n",
+            ]
+    return "".join(lines)
+
+
+def torch_cuda_loads() -> str:
+    """The loads the compiled c10_cuda section needs, added to torch_cuda's BUILD file."""
+    return (
+        'load("@rules_cuda//cuda:defs.bzl", "requires_cuda")\n'
+        'load("//c10/macros:cmake_configure_file.bzl", "cmake_configure_file")\n'
+    )
