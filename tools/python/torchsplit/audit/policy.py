@@ -104,6 +104,9 @@ class Policy:
     repositories: dict[str, list[str]] = field(default_factory=dict)
     core_needed: list[str] = field(default_factory=list)
     dynamic_loaders: list[str] = field(default_factory=list)
+    # Includes a layer already has and a migration has not removed yet: (file, include)
+    # -> why. The audit reports them as known, not as violations; any other fails.
+    known_includes: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def is_exempt(self, repo: str, package: str) -> bool:
         return any(p.match(repo, package) is not None for p in self.exempt)
@@ -145,7 +148,12 @@ def load_policy(path: str | Path) -> Policy:
         raw_vis = {n: module[n] for n in ("BACKEND_VISIBILITY", "TOOLKIT_VISIBILITY")}
         positive = {
             n: _optional(module, n, default)
-            for n, default in (("REPOSITORIES", {}), ("CORE_NEEDED", []), ("DYNAMIC_LOADERS", []))
+            for n, default in (
+                ("REPOSITORIES", {}),
+                ("CORE_NEEDED", []),
+                ("DYNAMIC_LOADERS", []),
+                ("KNOWN_INCLUDES", []),
+            )
         }
     except (sl.StarlarkError, KeyError) as exc:
         raise TorchsplitError(f"cannot evaluate the layering policy: {exc}", where) from exc
@@ -158,6 +166,10 @@ def load_policy(path: str | Path) -> Policy:
     }
     policy.core_needed = _strings(positive["CORE_NEEDED"], "CORE_NEEDED", where)
     policy.dynamic_loaders = _strings(positive["DYNAMIC_LOADERS"], "DYNAMIC_LOADERS", where)
+    for entry in positive["KNOWN_INCLUDES"]:
+        if not isinstance(entry, dict) or {"file", "include", "why"} - set(entry):
+            raise TorchsplitError("each KNOWN_INCLUDES entry needs file, include and why", where)
+        policy.known_includes[(str(entry["file"]), str(entry["include"]))] = str(entry["why"])
     for entry in raw["LAYERS"]:
         name, pattern = _strings(entry, "each LAYERS entry ([name, pattern])", where)
         policy.layers.append((name, Pattern.parse(pattern)))

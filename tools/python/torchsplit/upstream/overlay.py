@@ -21,9 +21,16 @@ packages the split does not build are listed in ``.bazelignore`` with the reason
 
 from __future__ import annotations
 
+import json
 import posixpath
+import sys
 from importlib import resources
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from torchsplit.errors import TorchsplitError
 from torchsplit.reorg.moves import HeaderGroup, Move
@@ -79,16 +86,47 @@ def _walk(rel: str) -> list[str]:
     return out
 
 
-def project_files() -> dict[str, str]:
-    """torchsplit's files the tree carries: rule repositories, launchers, locks, layering."""
+def project_files(version: str) -> dict[str, str]:
+    """torchsplit's files the tree carries: rule repositories, launchers, locks, layering
+    (with the policy of this tree, knowing ``version``'s existing couplings)."""
     files = {rel: _read_project(rel) for tree in _COPIED_TREES for rel in _walk(tree)}
     files.update({rel: _read_project(rel) for rel in _COPIED_FILES})
     # The layering aspect and helpers as the project has them (policy.bzl is the tree's own).
     for rel in _walk("tools/layering"):
         if rel.endswith((".bzl", "BUILD.bazel")) and not rel.endswith("/policy.bzl"):
             files[rel] = _read_project(rel)
-    files["tools/layering/policy.bzl"] = POLICY
+    files["tools/layering/policy.bzl"] = policy(version)
     return files
+
+
+def known_couplings(version: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """(includes, loaders) of ``data/known_couplings.toml`` for ``version``."""
+    path = resources.files("torchsplit.upstream").joinpath("data/known_couplings.toml")
+    data = tomllib.loads(path.read_text(encoding="utf-8")).get(version, {})
+    return list(data.get("include", [])), list(data.get("loader", []))
+
+
+def policy(version: str) -> str:
+    """The tree's layering policy: POLICY plus the couplings judged for ``version``."""
+    includes, loaders = known_couplings(version)
+    out = [POLICY, "\n# Core files allowed to load code at run time (from torchsplit's\n"]
+    out.append(
+        "# upstream/data/known_couplings.toml, each with its reason).\nDYNAMIC_LOADERS = [\n"
+    )
+    out.extend(f"    {json.dumps(e['file'])},  # {e['why']}\n" for e in loaders)
+    out.append("]\n\n# Device includes core already has (known_couplings.toml): reported as\n")
+    out.append("# known by the audit; any other include of a device header fails it.\n")
+    out.append("KNOWN_INCLUDES = [\n")
+    for e in includes:
+        out.append(
+            "    {\n"
+            f'        "file": {json.dumps(e["file"])},\n'
+            f'        "include": {json.dumps(e["include"])},\n'
+            f'        "why": {json.dumps(e["why"])},\n'
+            "    },\n"
+        )
+    out.append("]\n")
+    return "".join(out)
 
 
 def data_files() -> dict[str, str]:
@@ -165,6 +203,8 @@ TOOLKIT_VISIBILITY = [
 CORE_REPOSITORIES = [
     "bazel_skylib",  # bool_flag (c10's glog/gflags switches)
     "bazel_tools",
+    "com_github_gflags_gflags",  # off: a stand-in, incompatible if turned on
+    "com_github_glog",  # off: a stand-in, incompatible if turned on
     "com_google_googletest",  # Debian's googletest, for c10's own tests
     "cpuinfo",  # Debian's libcpuinfo-dev
     "fmt",  # Debian's libfmt-dev
@@ -250,7 +290,12 @@ rules_cuda_dependencies(
     toolkit_visibility = ["@//third_device:__subpackages__"],
 )
 
-load("//tools/torchsplit:repositories.bzl", "cuda_host_libraries", "debian_library")
+load(
+    "//tools/torchsplit:repositories.bzl",
+    "cuda_host_libraries",
+    "debian_library",
+    "unavailable_library",
+)
 
 # Host-side CUDA libraries c10/cuda needs beyond the toolkit (nvml.h), and CUDA 12.6
 # for host code (--config=cuda12_6); installed by tools/dev upstream.
@@ -340,6 +385,20 @@ cc_library(
         "libgtest_main.a": "lib/libgtest_main.a",
     },
     packages = ["libgtest-dev", "libgmock-dev"],
+)
+
+# glog and gflags, which c10 can use, stay off (//c10:use_glog, //c10:use_gflags): named
+# so that queries over every select() branch resolve, incompatible if turned on.
+unavailable_library(
+    name = "com_github_glog",
+    target = "glog",
+    why = "glog is off in this tree; a debian_library over libgoogle-glog-dev would provide it",
+)
+
+unavailable_library(
+    name = "com_github_gflags_gflags",
+    target = "gflags",
+    why = "gflags is off in this tree; a debian_library over libgflags-dev would provide it",
 )
 
 load("@pybind11_bazel//:python_configure.bzl", "pybind11_configure", "python_configure")

@@ -139,6 +139,7 @@ def build_overlay(
     evaluation: object,
     plan: moves.Plan,
     include_tree: Path,
+    version: str,
 ) -> dict[str, str]:
     """Every file the overlay commit writes, relative to the repository root."""
     moved = plan.mapping()
@@ -178,7 +179,7 @@ def build_overlay(
         'load("@rules_cuda//cuda:defs.bzl", "cuda_library", "requires_cuda")\n'
         'load("//c10/macros:cmake_configure_file.bzl", "cmake_configure_file")\n',
     )
-    files.update(overlay.project_files())
+    files.update(overlay.project_files(version))
     files.update(overlay.data_files())
     files["WORKSPACE"] = overlay.WORKSPACE
     files[".bazelrc"] = overlay.BAZELRC
@@ -274,7 +275,7 @@ def restructure(
         for rel in plan.superseded:
             _git(repo, "rm", "-q", rel)
         after = tree_files(repo)
-        files_now = build_overlay(files, after, result, ruleset, evaluation, plan, tree)
+        files_now = build_overlay(files, after, result, ruleset, evaluation, plan, tree, version)
         for rel, text in files_now.items():
             dest = repo / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
