@@ -157,7 +157,14 @@ def cmd_classify(args: argparse.Namespace) -> int:
 def _render(args: argparse.Namespace) -> tuple[RuleSet, Classification, dict[str, str]]:
     evaluation, ruleset, result, tree = _classify(args, args.build_variables)
     files = emit.render_all(result, evaluation, ruleset, bzl_name=args.bzl_name)
-    files.update(moves.render_plan(result, ruleset, include_tree=args.include_tree, files=tree))
+    after = emit.render_moved_overlay(
+        result, ruleset, moves.plan(result, ruleset, tree), bzl_name=args.bzl_name
+    )
+    files.update(
+        moves.render_plan(
+            result, ruleset, include_tree=args.include_tree, files=tree, overlay=after
+        )
+    )
     return ruleset, result, files
 
 
@@ -208,6 +215,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     _, ruleset, result, _ = _classify(args, args.build_variables)
+    # Out-of-scope entries are built by no target: nothing to compare them with.
+    excluded = {t.label for t in ruleset.targets.values() if t.kind == "excluded"}
+    moved = selfcheck.read_moves(args.moves) if args.moves else {}
     if args.bazel_query_output is not None:
         if args.bazel_query_output == "-":
             text, where = sys.stdin.read(), "<stdin>"
@@ -226,11 +236,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         targets = [
             t.label
             for t in ruleset.targets.values()
-            if classified.get(t.label) or selfcheck.package_exists(t.label, workspace)
+            if t.label not in excluded
+            and (classified.get(t.label) or selfcheck.package_exists(t.label, workspace))
         ]
         actual = selfcheck.run_bazel_query(args.bazel, targets, workspace)
     suffixes = tuple(s if s.startswith(".") else f".{s}" for s in args.suffixes.split(","))
-    check = selfcheck.compare(result, actual, suffixes)
+    check = selfcheck.compare(result, actual, suffixes, moved=moved, excluded=excluded)
     sys.stdout.write(check.render())
     return 0 if check.ok else 1
 
@@ -306,6 +317,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     source.add_argument("--bazel", help="Bazel binary to run `bazel query` with, per target")
     p.add_argument("--workspace", help="where to run bazel (default: the .bzl's directory)")
+    p.add_argument(
+        "--moves",
+        help="moves.tsv of a move plan carried out in the workspace: compare the files at "
+        "their new paths",
+    )
     p.add_argument(
         "--suffixes",
         default=",".join(selfcheck.DEFAULT_SUFFIXES),

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from torchsplit.reorg.classify import Classification
-from torchsplit.reorg.moves import HeaderGroup
+from torchsplit.reorg.moves import HeaderGroup, Plan, header_groups
 from torchsplit.reorg.rules import RuleSet, Target
 from torchsplit.reorg.starlark_eval import Evaluation
 from torchsplit.reorg.workspace import layering_files
@@ -479,6 +479,22 @@ def render_markdown(data: dict[str, object]) -> str:
             f"{_md_escape(str(d['reason']))} | {lines} |\n"
         )
     return "".join(out)
+
+
+def render_moved_overlay(
+    result: Classification,
+    ruleset: RuleSet,
+    plan: Plan,
+    *,
+    bzl_name: str = GENERATED_BZL,
+) -> dict[str, str]:
+    """The overlay once ``plan`` is carried out: the split .bzl and BUILD files with the
+    new paths, moved headers served under their old spelling (``header_groups``)."""
+    moved = plan.mapping()
+    groups = header_groups(plan.moves, ruleset)
+    files = {bzl_name: render_bzl(result, ruleset, moved)}
+    files.update(render_overlay(ruleset, f"//:{bzl_name}", result, moved=moved, groups=groups))
+    return files
 
 
 def render_all(

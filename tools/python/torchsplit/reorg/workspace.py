@@ -113,8 +113,10 @@ def pybind_extension(name, srcs = [], deps = [], copts = [], linkopts = [], **kw
     )
 '''
 
-_POLICY = '''"""The layering policy of the generated workspace (torchsplit's, without the toolkit
-repository, which a placeholder workspace does not have). Plain data: the aspect in
+_POLICY = '''"""The layering policy of the generated workspace (torchsplit's, without the rules
+about the toolkit repository, which a placeholder workspace does not have: core may reach it
+through no allowlist either way). Backends may reach the toolkit's repositories, so that
+torchsplit's real rules_cuda can replace the stand-in. Plain data: the aspect in
 check.bzl and `torchsplit audit` read it."""
 
 LAYERS = [
@@ -146,10 +148,13 @@ BACKEND_VISIBILITY = [
     "//third_device/{backend}/...",
 ]
 
-TOOLKIT_VISIBILITY = []
+TOOLKIT_VISIBILITY = [
+    "//third_device/...",
+]
 
 # The positive policy: the external repositories each layer may reach. Core gets
-# Bazel's own and the rule stand-ins; a backend may also reach the CUDA rules.
+# Bazel's own and the rule stand-ins; a backend may also reach the CUDA rules and,
+# with torchsplit's real rules_cuda in place of the stand-in, its toolkit.
 CORE_REPOSITORIES = [
     "bazel_tools",
     "local_config_cc",
@@ -161,7 +166,7 @@ CORE_REPOSITORIES = [
 ]
 
 REPOSITORIES = {
-    "backend": CORE_REPOSITORIES + ["rules_cuda"],
+    "backend": CORE_REPOSITORIES + ["cuda_wheels", "local_cuda", "rules_cuda"],
     "core": CORE_REPOSITORIES,
 }
 '''
@@ -219,6 +224,10 @@ def render_workspace(
             files[f"{base}/{defs_dir}/BUILD.bazel"] = ""
         files[f"{base}/{defs_dir + '/' if defs_dir else ''}{defs_name}"] = text
     paths = placeholder_paths(result, ruleset)
+    # Files the move plan takes along (headers, templates, tests) exist too, so moves.sh
+    # runs in the workspace as in a checkout.
+    rows = emitted.get("moves.tsv", "").splitlines()[1:]
+    paths = sorted(set(paths) | {row.split("\t", 1)[0] for row in rows if row})
     for path in paths:
         files[path] = ""
     tops = sorted({p.split("/", 1)[0] for p in paths})
@@ -230,7 +239,7 @@ def render_workspace(
     for rel, text in emitted.items():
         if rel.startswith("overlay/"):
             files[rel[len("overlay/") :]] = text
-        elif rel.endswith(".bzl"):
+        elif rel.endswith(".bzl") and "/" not in rel:
             files[rel] = text
         else:
             files[f"torchsplit/{rel}"] = text

@@ -230,6 +230,21 @@ REPOSITORIES = {
     "backend": CORE_REPOSITORIES + TOOLKIT_REPOSITORIES,
     "core": CORE_REPOSITORIES,
 }
+
+# The shared libraries core's built artifacts may name in DT_NEEDED (prefixes): the C/C++
+# runtime and Debian's fmt and cpuinfo.
+CORE_NEEDED = [
+    "ld-linux",
+    "libc.so",
+    "libcpuinfo.so",
+    "libdl.so",
+    "libfmt.so",
+    "libgcc_s.so",
+    "libm.so",
+    "libpthread.so",
+    "librt.so",
+    "libstdc++.so",
+]
 '''
 
 WORKSPACE = """# Written by `torchsplit upstream restructure`: the split's workspace for the real
