@@ -53,7 +53,7 @@ def test_fixture_is_split_as_upstream_builds_it(workspace):
     assert target["aten/src/ATen/native/cuda/Copy.cu"] == CUDA + "aten"
     assert target["aten/src/ATen/native/sparse/cuda/SparseCUDATensor.cu"] == CUDA + "aten"
     assert target["aten/src/ATen/cuda/CUDAContext.h"] == CUDA + "aten"
-    assert target["c10/cuda/CUDAStream.cpp"] == CUDA + "framework"
+    assert target["c10/cuda/CUDAStream.cpp"] == CUDA + "c10_cuda"  # under :framework
     assert target["aten/src/ATen/native/miopen/Conv_miopen.cpp"] == "//out_of_scope:excluded"
     assert "c10/cuda/test/impl/CUDATest.cpp" not in target
     # roles
@@ -187,12 +187,14 @@ def test_core_files_including_a_moving_header(tmp_path):
     out = tmp_path / "e"
     args = ["reorg", "emit", str(BVARS), "--file-list", str(FILES), "--out", str(out)]
     assert main([*args, "--include-tree", str(include)]) == 0
+    # The spelling stays; the header library serving it from the new place is named.
     mapping = (out / "include_map.tsv").read_text()
-    assert "ATen/cuda/CUDAContext.h\ttorch_cuda/csrc/aten/cuda/CUDAContext.h\n" in mapping
+    new = "third_device/torch_cuda/csrc/aten/cuda/CUDAContext.h"
+    assert f"ATen/cuda/CUDAContext.h\t{new}\t//third_device/torch_cuda:aten_headers_1\n" in mapping
     patches = (out / "core_patches.tsv").read_text().splitlines()
     assert patches == [
-        "file\tline\tinclude\tnew_include",
-        "ATen/native/Stays.h\t2\tATen/cuda/CUDAContext.h\ttorch_cuda/csrc/aten/cuda/CUDAContext.h",
+        "file\tline\tinclude\tmoved_to",
+        f"ATen/native/Stays.h\t2\tATen/cuda/CUDAContext.h\t{new}",
     ]
 
 

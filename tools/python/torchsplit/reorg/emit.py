@@ -37,7 +37,8 @@ def split_lists(
     result: Classification, target: Target, moved: dict[str, str] | None = None
 ) -> dict[str, list[str]]:
     """A target's entries by role: ``<var>`` sources, ``<var>_hdrs`` headers,
-    ``<var>_generated`` the files of generated entries, ``<var>_unplaced`` bare names.
+    ``<var>_generated`` the files of generated entries, ``<var>_data`` files a code
+    generator reads, ``<var>_unplaced`` bare names.
     ``moved`` (source -> destination, the move plan once carried out) gives the paths
     after the move."""
     moved = moved or {}
@@ -45,9 +46,16 @@ def split_lists(
         target.variable: [],
         f"{target.variable}_hdrs": [],
         f"{target.variable}_generated": [],
+        f"{target.variable}_data": [],
         f"{target.variable}_unplaced": [],
     }
-    suffix = {"source": "", "header": "_hdrs", "generated": "_generated", "bare": "_unplaced"}
+    suffix = {
+        "source": "",
+        "header": "_hdrs",
+        "generated": "_generated",
+        "data": "_data",
+        "bare": "_unplaced",
+    }
     for source in result.by_target().get(target.label, []):
         role = result.decisions[source].role
         value = generated_out(source) if role == "generated" else moved.get(source, source)
@@ -126,9 +134,8 @@ def render_overlay(
     package takes its visibility from the layering policy (``backend_visibility``).
     """
     packages: dict[str, list[Target]] = {}
-    for target in ruleset.targets.values():
-        if target.kind != "excluded":
-            packages.setdefault(target.package, []).append(target)
+    for target in emitted_targets(ruleset, result):
+        packages.setdefault(target.package, []).append(target)
     files: dict[str, str] = {}
     for package in sorted(packages):
         targets = packages[package]
@@ -168,12 +175,31 @@ def render_overlay(
     return files
 
 
+def emitted_targets(ruleset: RuleSet, result: Classification | None) -> list[Target]:
+    """The targets the overlay declares: those with entries and those an emitted target
+    depends on. A target nothing is placed in (no XPU code in an older file, no nativert)
+    is left out, with its extension: no library or ``_XPUC`` is built from nothing."""
+    targets = [t for t in ruleset.targets.values() if t.kind != "excluded"]
+    if result is None:
+        return targets
+    placed = result.by_target()
+    keep = {t.key for t in targets if placed.get(t.label)}
+    grew = True
+    while grew:
+        needed = {d for t in targets if t.key in keep for d in t.deps} - keep
+        grew = bool(needed)
+        keep |= needed
+    return [t for t in targets if t.key in keep]
+
+
 def _used_variables(target: Target, lists: dict[str, list[str]]) -> list[str]:
     used = [target.variable]
     if lists.get(f"{target.variable}_hdrs") and target.kind != "cc_binary":
         used.append(f"{target.variable}_hdrs")
     if lists.get(f"{target.variable}_generated"):
         used.append(f"{target.variable}_generated")
+    if lists.get(f"{target.variable}_data"):
+        used.append(f"{target.variable}_data")
     return used
 
 
@@ -214,6 +240,13 @@ def _render_target(
         srcs += f" + [{_starlark_str(':' + target.name + '_generated')}]"
     if target.kind == "cc_binary" and lists.get(f"{var}_hdrs"):
         srcs += f" + {hdrs}"
+    if lists.get(f"{var}_data"):
+        out.append(
+            f"\n# Files a code generator reads for {target.name} (never compiled); the generator\n"
+            "# is upstream's build step, not wired here (see the report).\n"
+            f"filegroup(\n    name = {_starlark_str(target.name + '_generator_inputs')},\n"
+            f"    srcs = torchsplit_srcs({var}_data, {_starlark_str(package)}),\n)\n"
+        )
     deps = [_dep_label(ruleset.targets[d], package) for d in target.deps]
     deps += [f":{name}" for name in header_libraries]
     out.append(f"\n{target.kind}(\n    name = {_starlark_str(target.name)},\n")
@@ -311,7 +344,9 @@ def report_data(
         "counts": {label: len(srcs) for label, srcs in by_target.items()},
         "roles": roles,
         "libraries": libraries,
-        "extensions": {t.extension: t.label for t in ruleset.targets.values() if t.extension},
+        "extensions": {
+            t.extension: t.label for t in emitted_targets(ruleset, result) if t.extension
+        },
         "excluded": [t.label for t in ruleset.targets.values() if t.kind == "excluded"],
         "total_sources": len(result.decisions),
         "lists": lists,

@@ -110,7 +110,7 @@ def plan(result: Classification, ruleset: RuleSet, files: Iterable[str] | None =
         target = ruleset.target_by_label(decision.target)
         if target is None or not target.package.startswith("third_device/"):
             continue
-        if decision.role not in ("source", "header"):
+        if decision.role not in ("source", "header", "data"):
             continue
         dest = destination(source, target.package, target.module)
         why = f"{decision.rule}: {decision.reason}"
@@ -345,7 +345,7 @@ def render_plan(
         SCRIPT: render_script(moves, list(overlay)),
     }
     library = {
-        f"{g.target.split(':')[0]}/{h}": f"{g.target.split(':')[0]}:{g.name}"
+        f"{g.target[2:].split(':')[0]}/{h}": f"{g.target.split(':')[0]}:{g.name}"
         for g in header_groups(moves, ruleset)
         for h in g.headers
     }

@@ -128,8 +128,10 @@ def srcs_query(target: str) -> str:
     """
     package, _, name = target.partition(":")
     # <name>_kernels: device_backend's .cu library; <name>_device_files: the device files
-    # `reorg workspace`'s cuda_library stand-in carries beside its cc_library.
-    kernels = f'attr(name, "^{re.escape(name)}_(kernels|device_files)$", {package}:*)'
+    # `reorg workspace`'s cuda_library stand-in carries beside its cc_library;
+    # <name>_generator_inputs: the files a code generator reads for it.
+    groups = "kernels|device_files|generator_inputs"
+    kernels = f'attr(name, "^{re.escape(name)}_({groups})$", {package}:*)'
     srcs = f"labels(srcs, {target} + labels(actual, {target}) + {kernels})"
     return f"{srcs} + labels(outs, {srcs})"
 
@@ -145,6 +147,11 @@ def run_bazel_query(bazel: str, targets: list[str], workspace: str | Path) -> di
     for target in targets:
         cmd = [bazel, "query", srcs_query(target), "--output=label"]
         proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 and f"no such target '{target}'" in proc.stderr:
+            # Not declared (the overlay leaves out a target nothing is placed in):
+            # it builds nothing.
+            result[target] = set()
+            continue
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
             raise TorchsplitError(f"`{' '.join(cmd)}` failed ({proc.returncode}):\n{tail}")

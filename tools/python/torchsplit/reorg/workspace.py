@@ -201,7 +201,7 @@ def placeholder_paths(result: Classification, ruleset: RuleSet) -> list[str]:
     return sorted(
         d.source
         for d in result.decisions.values()
-        if d.role in ("source", "header") and d.target not in excluded
+        if d.role in ("source", "header", "data") and d.target not in excluded
     )
 
 
