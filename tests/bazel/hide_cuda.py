@@ -1,11 +1,14 @@
 """Runs commands with the machine's CUDA toolkit invisible; call it under `unshare -m`.
 
     unshare -m python3 hide_cuda.py OUT_DIR COMMANDS_JSON
+    unshare -m python3 hide_cuda.py --exec COMMAND [ARG...]
 
 Binds an empty directory over every /usr/local/cuda* directory and /dev/null over
 every `nvcc` on $PATH (in this private mount namespace only), checks that no nvcc
 is left, then runs each command (a JSON list of argv lists) in turn, writing
-N.out, N.err and N.rc into OUT_DIR. Exits 3 when the toolkit could not be hidden.
+N.out, N.err and N.rc into OUT_DIR; with --exec it becomes the one command (its
+output streams, its exit status is the script's: `tools/dev upstream` builds
+core c10 this way). Exits 3 when the toolkit could not be hidden.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ def hide() -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--exec"]:
+        left = hide()
+        if left or len(argv) < 2:
+            print(f"hide_cuda: still visible: {left}" if left else "hide_cuda: no command",
+                  file=sys.stderr)  # fmt: skip
+            return 3
+        os.execvp(argv[1], argv[1:])
     out = Path(argv[0])
     commands = json.loads(argv[1])
     left = hide()

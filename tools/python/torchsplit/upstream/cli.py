@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
-from torchsplit.upstream import fetch, restructure, versions
+from torchsplit.upstream import fetch, restructure, testlogs, versions
 
 
 def _say(message: str) -> None:
@@ -60,6 +60,14 @@ def cmd_restructure(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_test_summary(args: argparse.Namespace) -> int:
+    workspace = Path(args.workspace)
+    counts = testlogs.summarize(workspace, args.package)
+    text, ok = testlogs.render(args.label or args.package.split("/")[0], counts)
+    sys.stdout.write(text)
+    return 0 if ok else 1
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     upstream = subparsers.add_parser(
         "upstream",
@@ -105,3 +113,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="replace --out even when torchsplit did not write it or it has changes",
     )
     p.set_defaults(func=cmd_restructure)
+
+    p = sub.add_parser(
+        "test-summary",
+        help="count the gtest cases of a package's Bazel tests (passed, failed, skipped)",
+        description="Read bazel-testlogs/<package>/**/test.xml (googletest's reports) and print "
+        "per-target counts and the closing line '<label>: N passed, M failed'. Exit 1 when a "
+        "case failed or none ran.",
+    )
+    p.add_argument("workspace", help="the Bazel workspace (its bazel-testlogs)")
+    p.add_argument("--package", default="c10", help="package directory whose tests to count")
+    p.add_argument("--label", help="the closing line's label (default: the package's top)")
+    p.set_defaults(func=cmd_test_summary)
