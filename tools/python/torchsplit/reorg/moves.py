@@ -209,7 +209,9 @@ def render_script(moves: list[Move], overlay: list[str] = ()) -> str:  # type: i
         '    echo "moves.sh: the working tree has uncommitted changes; commit them first" >&2\n',
         "    exit 1\n",
         "fi\n",
-        'move() { mkdir -p -- "$(dirname -- "$2")" && git mv -- "$1" "$2"; }\n',
+        # The source directory goes when the move empties it (git tracks no directories).
+        'move() { mkdir -p -- "$(dirname -- "$2")" && git mv -- "$1" "$2" &&\n',
+        '    { rmdir -p -- "$(dirname -- "$1")" 2>/dev/null || true; }; }\n',
     ]
     lines.extend(f"move {shlex.quote(m.source)} {shlex.quote(m.destination)}\n" for m in moves)
     lines.append(f'echo "moves.sh: moved {len(moves)} files"\n')

@@ -30,10 +30,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 def cmd_restructure(args: argparse.Namespace) -> int:
     if args.source_tree:
         tree = Path(args.source_tree)
-        label = f"PyTorch source tree {tree.name}"
-        stamp = tree / fetch.STAMP
-        if stamp.exists():  # a fetched tree: its version names the patches to apply
-            label = f"PyTorch {tree.resolve().name}"
+        label, version = f"PyTorch source tree {tree.name}", ""
+        stamp = fetch.read_stamp(tree)
+        if stamp:  # a fetched tree: its version picks the patches to apply
+            version = str(stamp.get("version", ""))
+            label = f"PyTorch {version} ({stamp.get('tarball')}, sha256 {stamp.get('sha256')})"
     else:
         pin = versions.pin_for(args.version)
         if not fetch.fetched(pin):
@@ -43,8 +44,11 @@ def cmd_restructure(args: argparse.Namespace) -> int:
             )
         tree = fetch.tree_dir(pin)
         label = f"PyTorch {pin.version} ({pin.tarball}, sha256 {pin.sha256})"
+        version = pin.version
     out = Path(args.out)
-    summary = restructure.restructure(tree, out, label=label, force=args.force, say=_say)
+    summary = restructure.restructure(
+        tree, out, label=label, version=version, force=args.force, say=_say
+    )
     print(f"restructured {summary.files} files into {out.resolve()}")
     print(
         f"moved {summary.moved} files ({summary.followed} headers and directory files "

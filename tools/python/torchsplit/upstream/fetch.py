@@ -63,13 +63,18 @@ def tree_dir(pin: Pin, root: Path | None = None) -> Path:
     return (root or cache_root()) / pin.version
 
 
+def read_stamp(tree: Path) -> dict[str, object]:
+    """What a fetched tree's stamp says (empty when it has none)."""
+    try:
+        data = json.loads((tree / STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def fetched(pin: Pin, root: Path | None = None) -> bool:
     """True when the tree is in place and was unpacked from the pinned tarball."""
-    stamp = tree_dir(pin, root) / STAMP
-    try:
-        return json.loads(stamp.read_text(encoding="utf-8")).get("sha256") == pin.sha256
-    except (OSError, ValueError):
-        return False
+    return read_stamp(tree_dir(pin, root)).get("sha256") == pin.sha256
 
 
 # --- deb-src entries ---------------------------------------------------------

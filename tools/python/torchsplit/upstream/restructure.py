@@ -203,11 +203,13 @@ def restructure(
     out: Path,
     *,
     label: str,
+    version: str = "",
     force: bool = False,
     say: Say = lambda _: None,
 ) -> Summary:
     """Restructure the source ``tree`` into the git repository ``out`` (see the module
-    docstring). ``label`` names the input in the first commit's message."""
+    docstring). ``label`` names the input in the first commit's message; ``version``
+    picks the torch_patches and the judged couplings (none for an unknown version)."""
     if not tree.is_dir():
         raise TorchsplitError("no such directory (the source tree)", str(tree))
     say(f"reading {tree}")
@@ -216,7 +218,6 @@ def restructure(
     plan = moves.plan(result, ruleset, files)
     if plan.problems:
         raise TorchsplitError("the move plan has conflicts:\n" + "\n".join(plan.problems))
-    version = label.split()[1] if label.startswith("PyTorch ") else ""
     summary = Summary(out=out, files=len(files))
 
     def build(repo: Path) -> None:
