@@ -461,10 +461,15 @@ build:ci --show_progress_rate_limit=30
 """.replace("@CUDA_HOST_12_6@", f"//{CUDA_PACKAGE}:cuda_host_12_6")
 
 
-def bazelignore() -> str:
-    """Upstream packages the split does not build. Bazel 4.2.3 reads every line as a path:
-    the reasons are in docs/upstream.md and the restructure's report, not here."""
-    return "".join(f"{path}\n" for path in sorted(IGNORED))
+def bazelignore(upstream: str = "") -> str:
+    """Upstream's .bazelignore, then the upstream packages the split does not build, each
+    with its reason (comment lines: Bazel 4.2.3 reads one as a path that does not exist)."""
+    out = [upstream.rstrip("\n") + "\n\n"] if upstream.strip() else []
+    out.append("# Added by `torchsplit upstream restructure`: upstream packages the split\n")
+    out.append("# does not build (they load //:tools/bazel.bzl or downloads it does not have).\n")
+    for path, why in sorted(IGNORED.items()):
+        out.append(f"# {path}: {why}\n{path}\n")
+    return "".join(out)
 
 
 GITIGNORE = "/bazel-*\n/user.bazelrc\n"

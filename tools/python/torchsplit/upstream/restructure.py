@@ -140,6 +140,7 @@ def build_overlay(
     plan: moves.Plan,
     include_tree: Path,
     version: str,
+    upstream_bazelignore: str = "",
 ) -> dict[str, str]:
     """Every file the overlay commit writes, relative to the repository root."""
     moved = plan.mapping()
@@ -183,7 +184,7 @@ def build_overlay(
     files.update(overlay.data_files())
     files["WORKSPACE"] = overlay.WORKSPACE
     files[".bazelrc"] = overlay.BAZELRC
-    files[".bazelignore"] = overlay.bazelignore()
+    files[".bazelignore"] = overlay.bazelignore(upstream_bazelignore)
     files[".gitignore"] = overlay.GITIGNORE
     for package in ("c10", *overlay.C10_PACKAGES):
         files[f"{package}/BUILD.bazel"] = overlay.c10_build(package)
