@@ -162,3 +162,23 @@ def test_a_tree_without_build_variables_is_an_error(tmp_path, capsys):
     args = ["--source-tree", str(tmp_path / "t"), "--out", str(tmp_path / "o")]
     assert main(["upstream", "restructure", *args]) == 2
     assert "no build_variables.bzl: not a PyTorch source tree" in capsys.readouterr().err
+
+
+def test_a_fetched_tree_restructured_again_is_kept(tmp_path, capsys):
+    """Same fetched tarball (its stamp), same torchsplit: the result is kept, not redone."""
+    tree = _tree(tmp_path / "pytorch")
+    (tree / ".torchsplit-fetched").write_text('{"version": "9.9.9", "sha256": "ab12"}\n')
+    out = tmp_path / "split"
+    args = ["upstream", "restructure", "--source-tree", str(tree), "--out", str(out)]
+    assert main(args) == 0
+    first = capsys.readouterr()
+    head = _git(out, "rev-parse", "HEAD")
+    assert main(args) == 0
+    again = capsys.readouterr()
+    assert "is already this restructure (same tree, same torchsplit): kept" in again.err
+    assert again.out.splitlines()[:2] == first.out.splitlines()[:2]  # the same summary
+    assert _git(out, "rev-parse", "HEAD") == head
+    assert not (out / ".torchsplit-fetched").exists()  # the stamp is no file of the tree
+    (out / "c10/core/Device.cpp").write_text("// edited\n")  # then it is not reused
+    assert main(args) == 2
+    assert "uncommitted changes" in capsys.readouterr().err

@@ -34,6 +34,7 @@ else:  # pragma: no cover - Python 3.10
 
 from torchsplit.errors import TorchsplitError
 from torchsplit.reorg.moves import HeaderGroup, Move
+from torchsplit.reorg.workspace import local_repositories, render_policy
 
 PROJECT = Path(__file__).resolve().parents[4]
 CUDA_PACKAGE = "third_device/torch_cuda"
@@ -140,97 +141,39 @@ def data_files() -> dict[str, str]:
     }
 
 
-POLICY = '''"""The layering policy of the restructured PyTorch tree (written by torchsplit upstream
-restructure from torchsplit's own): core is c10's packages and the overlay's //core; the
+_POLICY_DOC = """The layering policy of the restructured PyTorch tree (written by torchsplit
+upstream restructure from torchsplit's own): core is c10's packages and the overlay's //core; the
 CUDA backend is //third_device/torch_cuda with the hermetic toolkit. Plain data: the aspect
 in check.bzl and `torchsplit audit` read it."""
 
-LAYERS = [
-    ["core", "//core/..."],
-    ["core", "//c10/..."],
-    ["backend", "//third_device/{backend}/..."],
-    ["toolkit", "@local_cuda//..."],
-    ["tools", "//tools/..."],
+_CORE_REPOSITORIES = [
+    ("bazel_skylib", "bool_flag (c10's glog/gflags switches)"),
+    ("bazel_tools", ""),
+    ("com_github_gflags_gflags", "off: a stand-in, incompatible if turned on"),
+    ("com_github_glog", "off: a stand-in, incompatible if turned on"),
+    ("com_google_googletest", "Debian's googletest, for c10's own tests"),
+    ("cpuinfo", "Debian's libcpuinfo-dev"),
+    ("fmt", "Debian's libfmt-dev"),
+    ("local_config_cc", ""),
+    ("local_config_python", ""),
+    ("local_python", ""),
+    ("platforms", ""),
+    ("pybind11", ""),
+    ("pybind11_bazel", ""),
+    ("remote_coverage_tools", ""),
+    ("rules_cc", ""),
+    ("rules_python", ""),
+]
+_TOOLKIT_REPOSITORIES = [
+    ("cuda_host_12_6", "NVIDIA's 12.6 wheels for host code (--config=cuda12_6)"),
+    ("cuda_host_13_0", "nvml.h for the 13.0 toolkit"),
+    ("local_cuda", "the hermetic CUDA toolkit"),
+    ("rules_cuda", ""),
 ]
 
-FORBIDDEN = [
-    {
-        "from": "//c10/...",
-        "name": "core-to-backend",
-        "to": "//third_device/...",
-        "why": "core knows no device but the CPU; backends register their devices at run time",
-    },
-    {
-        "from": "//core/...",
-        "name": "core-to-backend",
-        "to": "//third_device/...",
-        "why": "core knows no device but the CPU; backends register their devices at run time",
-    },
-    {
-        "from": "//c10/...",
-        "name": "core-to-toolkit",
-        "to": "@local_cuda//...",
-        "why": "core builds with no CUDA toolkit present; only backends may use the toolkit",
-    },
-    {
-        "from": "//core/...",
-        "name": "core-to-toolkit",
-        "to": "@local_cuda//...",
-        "why": "core builds with no CUDA toolkit present; only backends may use the toolkit",
-    },
-    {
-        "from": "//third_device/{backend}/...",
-        "name": "backend-to-backend",
-        "to": "//third_device/{other}/...",
-        "why": "device backends never depend on each other; share code through core",
-    },
-]
-
-EXEMPT = [
-    "//third_party/...",
-    "//tools/...",
-]
-
-BACKEND_VISIBILITY = [
-    "//third_device/{backend}/...",
-]
-
-TOOLKIT_VISIBILITY = [
-    "//third_device/...",
-]
-
-# The positive policy: the external repositories each layer may reach.
-CORE_REPOSITORIES = [
-    "bazel_skylib",  # bool_flag (c10's glog/gflags switches)
-    "bazel_tools",
-    "com_github_gflags_gflags",  # off: a stand-in, incompatible if turned on
-    "com_github_glog",  # off: a stand-in, incompatible if turned on
-    "com_google_googletest",  # Debian's googletest, for c10's own tests
-    "cpuinfo",  # Debian's libcpuinfo-dev
-    "fmt",  # Debian's libfmt-dev
-    "local_config_cc",
-    "local_config_python",
-    "local_python",
-    "platforms",
-    "pybind11",
-    "pybind11_bazel",
-    "remote_coverage_tools",
-    "rules_cc",
-    "rules_python",
-]
-
-TOOLKIT_REPOSITORIES = [
-    "cuda_host_12_6",  # NVIDIA's 12.6 wheels for host code (--config=cuda12_6)
-    "cuda_host_13_0",  # nvml.h for the 13.0 toolkit
-    "local_cuda",  # the hermetic CUDA toolkit
-    "rules_cuda",
-]
-
-REPOSITORIES = {
-    "backend": CORE_REPOSITORIES + TOOLKIT_REPOSITORIES,
-    "core": CORE_REPOSITORIES,
-}
-
+# The shared libraries core's built artifacts may name in DT_NEEDED (prefixes): the C/C++
+# runtime and Debian's fmt and cpuinfo.
+_CORE_NEEDED = """
 # The shared libraries core's built artifacts may name in DT_NEEDED (prefixes): the C/C++
 # runtime and Debian's fmt and cpuinfo.
 CORE_NEEDED = [
@@ -245,48 +188,67 @@ CORE_NEEDED = [
     "librt.so",
     "libstdc++.so",
 ]
+"""
+
+POLICY = (
+    render_policy(
+        _POLICY_DOC,
+        core=["//c10/...", "//core/..."],
+        core_repositories=_CORE_REPOSITORIES,
+        toolkit_repositories=_TOOLKIT_REPOSITORIES,
+        toolkit_rules=True,
+        exempt=["//third_party/...", "//tools/..."],
+    )
+    + _CORE_NEEDED
+)
+
+
+def _debian_shared_library(name: str, hdrs: str, headers: str, lib: str, package: str) -> str:
+    """A debian_library stanza for a library Debian ships as headers plus one .so."""
+    return f'''debian_library(
+    name = "{name}",
+    build_file_content = """
+cc_import(
+    name = "lib{name}",
+    shared_library = "lib/{lib}",
+)
+
+cc_library(
+    name = "{name}",
+    hdrs = {hdrs},
+    includes = ["include"],
+    visibility = ["//visibility:public"],
+    deps = [":lib{name}"],
+)
+""",
+    files = {{
+        "{headers}": "{headers}",
+        "{lib}": "lib/{lib}",
+    }},
+    packages = ["{package}"],
+)
+
 '''
 
-WORKSPACE = """# Written by `torchsplit upstream restructure`: the split's workspace for the real
+
+WORKSPACE = (
+    """# Written by `torchsplit upstream restructure`: the split's workspace for the real
 # PyTorch tree. Upstream's (Bazel 6.5, http_archive downloads) is replaced: every
 # repository here is local, so the build downloads nothing.
 workspace(name = "pytorch")
-
-local_repository(
-    name = "rules_cc",
-    path = "tools/repos/rules_cc",
-)
-
-local_repository(
-    name = "rules_java",
-    path = "tools/repos/rules_java",
-)
-
-local_repository(
-    name = "remote_coverage_tools",
-    path = "tools/repos/remote_coverage_tools",
-)
-
-local_repository(
-    name = "rules_python",
-    path = "tools/repos/rules_python",
-)
-
-local_repository(
-    name = "rules_cuda",
-    path = "tools/repos/rules_cuda",
-)
-
-local_repository(
-    name = "pybind11_bazel",
-    path = "tools/repos/pybind11_bazel",
-)
-
-local_repository(
-    name = "bazel_skylib",
-    path = "tools/repos/bazel_skylib",
-)
-
+"""
+    + local_repositories(
+        [
+            "rules_cc",
+            "rules_java",
+            "remote_coverage_tools",
+            "rules_python",
+            "rules_cuda",
+            "pybind11_bazel",
+            "bazel_skylib",
+        ]
+    )
+    + """
 load("@rules_python//python:repositories.bzl", "local_python_toolchain")
 
 local_python_toolchain(name = "local_python")
@@ -327,53 +289,21 @@ cuda_host_libraries(
 )
 
 # What dfsg removed from third_party/, from Debian's packages (as Debian builds PyTorch).
-debian_library(
-    name = "fmt",
-    build_file_content = \"\"\"
-cc_import(
-    name = "libfmt",
-    shared_library = "lib/libfmt.so",
-)
-
-cc_library(
-    name = "fmt",
-    hdrs = glob(["include/fmt/*.h"]),
-    includes = ["include"],
-    visibility = ["//visibility:public"],
-    deps = [":libfmt"],
-)
-\"\"\",
-    files = {
-        "include/fmt": "include/fmt",
-        "libfmt.so": "lib/libfmt.so",
-    },
-    packages = ["libfmt-dev"],
-)
-
-debian_library(
-    name = "cpuinfo",
-    build_file_content = \"\"\"
-cc_import(
-    name = "libcpuinfo",
-    shared_library = "lib/libcpuinfo.so",
-)
-
-cc_library(
-    name = "cpuinfo",
-    hdrs = ["include/cpuinfo.h"],
-    includes = ["include"],
-    visibility = ["//visibility:public"],
-    deps = [":libcpuinfo"],
-)
-\"\"\",
-    files = {
-        "include/cpuinfo.h": "include/cpuinfo.h",
-        "libcpuinfo.so": "lib/libcpuinfo.so",
-    },
-    packages = ["libcpuinfo-dev"],
-)
-
-debian_library(
+"""
+    + "".join(
+        _debian_shared_library(*spec)
+        for spec in (
+            ("fmt", 'glob(["include/fmt/*.h"])', "include/fmt", "libfmt.so", "libfmt-dev"),
+            (
+                "cpuinfo",
+                '["include/cpuinfo.h"]',
+                "include/cpuinfo.h",
+                "libcpuinfo.so",
+                "libcpuinfo-dev",
+            ),
+        )
+    )
+    + """debian_library(
     name = "com_google_googletest",
     build_file_content = \"\"\"
 cc_library(
@@ -422,6 +352,7 @@ python_configure(name = "local_config_python")
 
 pybind11_configure(name = "pybind11")
 """
+)
 
 BAZELRC = """# Written by `torchsplit upstream restructure` (upstream's targets Bazel 6.5).
 build --incompatible_strict_action_env
@@ -452,7 +383,7 @@ build:cuda13_5 --repo_env=HERMETIC_CUDA_VERSION=13.5.37
 build:cuda12_6 --//third_device/torch_cuda:cuda_host_runtime=@CUDA_HOST_12_6@
 # Its own output directory (as upstream's cpu-only): 13.0 and 12.6 objects of c10/cuda
 # live side by side instead of overwriting each other.
-build:cuda12_6 --platform_suffix=cuda12_6
+build:cuda12_6 --platform_suffix=-cuda12_6
 build:cpu-only --@rules_cuda//cuda:enable=false
 
 # torchsplit's remote cache on loopback (its docs/remote-cache.md).

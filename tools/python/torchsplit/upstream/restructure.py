@@ -2,8 +2,8 @@
 the RFC proposes, in four commits:
 
 1. the tree as released (the fetched tarball's files, nothing changed);
-2. the move plan carried out by the emitted ``moves.sh`` (``git mv`` only, so every
-   file is a 100 % rename and ``git log --follow`` keeps its history);
+2. the move plan carried out with ``git mv``, as the emitted ``moves.sh`` does (only
+   renames, so every file is a 100 % rename and ``git log --follow`` keeps its history);
 3. ``third_device/torch_cuda/torch_patches/*.patch`` applied: the intra-file edits,
    the project's own text, kept as files too (the RFC's torch_patches);
 4. the Bazel overlay: targets naming the post-move paths, header libraries serving
@@ -19,12 +19,13 @@ previous result as it was.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from torchsplit.reorg.classify import Classification, classify, expand_globs
 from torchsplit.reorg.rules import RuleSet, load_rules
 from torchsplit.reorg.starlark_eval import evaluate
 from torchsplit.upstream import overlay
-from torchsplit.upstream.fetch import STAMP
+from torchsplit.upstream.fetch import STAMP, read_stamp
 
 PATCH_DIR = f"{overlay.CUDA_PACKAGE}/torch_patches"
 # Inside .git, so the repository's working tree stays clean.
@@ -88,6 +89,26 @@ def _commit(repo: Path, message: str, summary: Summary) -> None:
     _git(repo, "commit", "-q", "--no-verify", "-m", message)
     head = _git(repo, "rev-parse", "--short=12", "HEAD").stdout.strip()
     summary.commits.append((head, message.splitlines()[0]))
+
+
+def git_mv(repo: Path, planned: list[moves.Move]) -> None:
+    """Carries out the plan with ``git mv``, as ``moves.sh`` does, but one ``git mv`` per
+    destination directory (a call per file re-reads a 16,000-entry index each time),
+    then removes the directories the moves emptied."""
+    batches: dict[str, list[str]] = {}
+    for m in planned:
+        if os.path.basename(m.source) != os.path.basename(m.destination):
+            raise TorchsplitError(f"a move renames its file: {m.source} -> {m.destination}")
+        batches.setdefault(os.path.dirname(m.destination), []).append(m.source)
+    for dest, sources in sorted(batches.items()):
+        (repo / dest).mkdir(parents=True, exist_ok=True)
+        for start in range(0, len(sources), 200):
+            _git(repo, "mv", "--", *sources[start : start + 200], dest + "/")
+    for source in sorted({os.path.dirname(m.source) for m in planned}, key=len, reverse=True):
+        path = repo / source
+        while path != repo and path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+            path = path.parent
 
 
 def patches_for(version: str) -> list[tuple[str, str]]:
@@ -199,6 +220,57 @@ def build_overlay(
     return files
 
 
+# torchsplit's files that shape a restructured tree: a change to any makes a new one.
+_SHAPING = (
+    "tools/python/torchsplit/reorg",
+    "tools/python/torchsplit/upstream",
+    "tools/repos",
+    "tools/layering",
+    "tools/cuda",
+    "tools/bazel",
+    ".bazeliskrc",
+    ".bazelversion",
+)
+SUMMARY = ".git/torchsplit-summary.json"
+
+
+def fingerprint(tree: Path, label: str, version: str) -> str:
+    """What the result depends on: the fetched tarball's hash (from the tree's stamp) and
+    torchsplit's shaping files. Empty for a tree without a stamp (its files may change
+    unseen): it is restructured every time."""
+    stamp = read_stamp(tree)
+    if not stamp.get("sha256"):
+        return ""
+    digest = hashlib.sha256(f"{stamp['sha256']}\0{label}\0{version}\0".encode())
+    for top in _SHAPING:
+        base = overlay.PROJECT / top
+        paths = [base] if base.is_file() else sorted(base.rglob("*"))
+        for path in paths:
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(overlay.PROJECT).as_posix().encode() + b"\0")
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def reusable(out: Path, print_: str) -> Summary | None:
+    """The summary of ``out`` when it is this very restructure, untouched since."""
+    try:
+        record = json.loads((out / SUMMARY).read_text(encoding="utf-8"))
+        mark = json.loads((out / MARK).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if record.get("fingerprint") != print_:
+        return None
+    head = _git(out, "rev-parse", "HEAD", check=False).stdout.strip()
+    status = _git(out, "status", "--porcelain", check=False)
+    if status.returncode != 0 or status.stdout.strip() or head != mark.get("head"):
+        return None
+    data = dict(record["summary"])
+    data["out"] = Path(data["out"])
+    data["commits"] = [tuple(c) for c in data["commits"]]
+    return Summary(**data)
+
+
 def restructure(
     tree: Path,
     out: Path,
@@ -213,6 +285,12 @@ def restructure(
     picks the torch_patches and the judged couplings (none for an unknown version)."""
     if not tree.is_dir():
         raise TorchsplitError("no such directory (the source tree)", str(tree))
+    print_ = fingerprint(tree, label, version)
+    if print_ and not force:
+        kept = reusable(out, print_)
+        if kept is not None:
+            say(f"{out} is already this restructure (same tree, same torchsplit): kept")
+            return kept
     say(f"reading {tree}")
     files = tree_files(tree)
     result, ruleset, evaluation = classify_tree(tree, files)
@@ -227,22 +305,8 @@ def restructure(
         _git(repo, "init", "-q", "-b", "main")
         _commit(repo, f"{label}, as released\n\nThe source tree, unchanged.", summary)
 
-        script = Path(tempfile.mkdtemp(prefix="torchsplit-moves-")) / moves.SCRIPT
-        try:
-            script.write_text(moves.render_script(plan.moves), encoding="utf-8")
-            say(f"moves.sh: git mv of {len(plan.moves)} files")
-            proc = subprocess.run(
-                ["sh", str(script)],
-                cwd=repo,
-                env={**os.environ, **_ENV},
-                capture_output=True,
-                text=True,
-                check=False,
-            )
-        finally:
-            shutil.rmtree(script.parent, ignore_errors=True)
-        if proc.returncode != 0:
-            raise TorchsplitError(f"moves.sh failed:\n{proc.stderr.strip()[-2000:]}")
+        say(f"git mv of {len(plan.moves)} files (moves.tsv)")
+        git_mv(repo, plan.moves)
         summary.moved = len(plan.moves)
         summary.followed = sum(1 for m in plan.moves if m.source not in result.decisions)
         _commit(
@@ -297,6 +361,9 @@ def restructure(
             "directories are removed: " + ", ".join(plan.superseded or ["none"]) + ".",
             summary,
         )
+        if print_:
+            record = {"fingerprint": print_, "summary": asdict(summary) | {"out": str(out)}}
+            (repo / SUMMARY).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
     replace_directory(out, build, force=force, kind="restructured PyTorch repository", mark=MARK)
     return summary
