@@ -368,7 +368,6 @@ test --test_output=errors
 build --copt=-I.
 build --copt=-isystem --copt=bazel-out/k8-fastbuild/bin
 build --copt=-isystem --copt=bazel-out/k8-opt/bin
-build --copt=-isystem --copt=bazel-out/k8-fastbuild-cuda12_6/bin
 
 # The layering check runs on every build, as in torchsplit itself.
 build --aspects=//tools/layering:check.bzl%layering_check
@@ -384,6 +383,7 @@ build:cuda12_6 --//third_device/torch_cuda:cuda_host_runtime=@CUDA_HOST_12_6@
 # Its own output directory (as upstream's cpu-only): 13.0 and 12.6 objects of c10/cuda
 # live side by side instead of overwriting each other.
 build:cuda12_6 --platform_suffix=-cuda12_6
+build:cuda12_6 --copt=-isystem --copt=bazel-out/k8-fastbuild-cuda12_6/bin
 build:cpu-only --@rules_cuda//cuda:enable=false
 
 # torchsplit's remote cache on loopback (its docs/remote-cache.md).
