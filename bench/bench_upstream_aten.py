@@ -3,8 +3,8 @@
 Usage: python3 bench/bench_upstream_aten.py TREE --cuda-libs DIR [--jobs N]
 
 TREE is a tree `tools/dev upstream` restructured (~/.cache/torchsplit/upstream/
-2.6.0-split). The script runs torchgen (the tree's own, with a Python that has PyYAML:
-Debian's python3-yaml) into a temporary directory, writes what CMake would configure
+2.6.0-split). The script runs torchgen (the tree's own, with a Python that has PyYAML and
+typing_extensions) into a temporary directory, writes what CMake would configure
 (ATen/Config.h, ATen/cuda/CUDAConfig.h, c10's macro headers), lays out the moved headers
 under their old include spelling from the tree's torchsplit/include_map.tsv (what the
 overlay's header libraries do in Bazel), then compiles a fixed sample: 10 `.cu` from
@@ -13,7 +13,8 @@ ATen/cuda with the host compiler. --cuda-libs is a directory holding NVIDIA's cu
 cuBLAS, cuSPARSE and cuSOLVER wheels' `nvidia/*/include` (ATen's CUDA headers include
 them; the hermetic toolkit has none). Prints per file: compiled or the first error,
 and seconds. Compiles outside Bazel: torchgen's 7,000 outputs are not a Bazel target
-of the tree yet. Asserts nothing; writes only under a temporary directory.
+of the tree yet. Asserts nothing; writes only under a temporary directory (torchgen's
+AOTInductor shims too, which it would otherwise write into the tree).
 """
 
 from __future__ import annotations
@@ -129,7 +130,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tree", help="a tree restructured by `tools/dev upstream`")
     parser.add_argument("--cuda-libs", required=True, help="dir with nvidia/*/include of cu12 libs")
-    parser.add_argument("--python", default="/usr/bin/python3", help="a Python with PyYAML")
+    parser.add_argument(
+        "--python", default="python3", help="a Python with PyYAML and typing_extensions"
+    )
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     tree, libs = Path(args.tree).resolve(), Path(args.cuda_libs).resolve()
@@ -144,19 +147,23 @@ def main(argv: list[str]) -> int:
         proc = subprocess.run(
             [args.python, "-m", "torchgen.gen", "--source-path", "aten/src/ATen",
              "--install_dir", str(gen), "--per-operator-headers", "--generate", "headers",
-             "sources"],
+             "sources", "--aoti-install-dir", str(Path(tmp) / "aoti")],
             cwd=tree, capture_output=True, text=True, check=False,
         )  # fmt: skip
         if proc.returncode != 0:
             print(f"torchgen failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
             return 1
         files = sum(1 for p in gen.rglob("*") if p.is_file())
+        if subprocess.run(["git", "status", "--porcelain"], cwd=tree, capture_output=True,
+                          text=True, check=False).stdout.strip():  # fmt: skip
+            print(f"note: {tree} has changes (torchsplit upstream restructure will refuse it)")
         print(f"torchgen: {files} files in {time.perf_counter() - start:.1f} s")
         build_view(tree, gen, view)
         includes = [f"-I{view}", f"-I{tree}", f"-I{tree / 'aten/src'}"]
-        includes += [f"-isystem{d}" for d in sorted(libs.glob("nvidia/*/include"))]
+        for d in sorted(libs.glob("nvidia/*/include")):
+            includes += ["-isystem", str(d)]
         host = ["g++", "-std=c++17", "-fPIC", "-c", "-o", os.devnull, *DEFINES, *includes]
-        host += [f"-isystem{toolkit / 'include'}"]
+        host += ["-isystem", str(toolkit / "include")]
         nvcc_cmd = [str(nvcc), "-x", "cu", *NVCC_FLAGS, *DEFINES, *includes, "-o", os.devnull]
         jobs = [
             (f"native/cuda/{name}", [*nvcc_cmd, "-c", str(tree / ATEN / "native/cuda" / name)])

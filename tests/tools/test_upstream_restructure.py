@@ -112,6 +112,7 @@ def test_the_overlay_names_the_new_paths_and_keeps_the_include_spelling(restruct
     assert 'include_prefix = "c10",\n    strip_include_prefix = "csrc/framework",' in build
     assert 'out = "csrc/framework/cuda/impl/cuda_cmake_macros.h"' in build
     assert 'name = "c10_cuda",' in build and "target_compatible_with = requires_cuda()" in build
+    assert 'name = "c10_cuda_12_6",' in build and '"@cuda_host_12_6//:cuda_runtime",' in build
     assert 'name = "c10_cuda_test_CUDATest",' in build and 'tags = ["gpu"],' in build
     assert 'srcs = ["csrc/framework/cuda/test/impl/Assert.cu"],' in build
     split = (restructured / "build_variables_split.bzl").read_text()

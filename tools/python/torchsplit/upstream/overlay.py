@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import posixpath
 import sys
+import textwrap
 from importlib import resources
 from pathlib import Path
 
@@ -165,7 +166,7 @@ _CORE_REPOSITORIES = [
     ("rules_python", ""),
 ]
 _TOOLKIT_REPOSITORIES = [
-    ("cuda_host_12_6", "NVIDIA's 12.6 wheels for host code (--config=cuda12_6)"),
+    ("cuda_host_12_6", "NVIDIA's 12.6 wheels for host code (:c10_cuda_12_6)"),
     ("cuda_host_13_0", "nvml.h for the 13.0 toolkit"),
     ("local_cuda", "the hermetic CUDA toolkit"),
     ("rules_cuda", ""),
@@ -275,7 +276,7 @@ load(
 )
 
 # Host-side CUDA libraries c10/cuda needs beyond the toolkit (nvml.h), and CUDA 12.6
-# for host code (--config=cuda12_6); installed by tools/dev upstream.
+# for host code (:c10_cuda_12_6); installed by tools/dev upstream.
 cuda_host_libraries(
     name = "cuda_host_13_0",
     lock = "//tools/cuda:host_lock_13_0.txt",
@@ -377,13 +378,7 @@ build --aspects=//tools/layering:check.bzl%layering_check
 build --@rules_cuda//cuda:archs=sm_90
 
 # CUDA toolkits: the hermetic 13.0.88 by default; cuda13_5 the other pinned one.
-# cuda12_6: c10/cuda's host code against CUDA 12.6 (NVIDIA's cu12 wheels).
 build:cuda13_5 --repo_env=HERMETIC_CUDA_VERSION=13.5.37
-build:cuda12_6 --//third_device/torch_cuda:cuda_host_runtime=@CUDA_HOST_12_6@
-# Its own output directory (as upstream's cpu-only): 13.0 and 12.6 objects of c10/cuda
-# live side by side instead of overwriting each other.
-build:cuda12_6 --platform_suffix=-cuda12_6
-build:cuda12_6 --copt=-isystem --copt=bazel-out/k8-fastbuild-cuda12_6/bin
 build:cpu-only --@rules_cuda//cuda:enable=false
 
 # torchsplit's remote cache on loopback (its docs/remote-cache.md).
@@ -393,7 +388,7 @@ build:remote-cache --remote_timeout=30
 build:ci --curses=no
 build:ci --color=no
 build:ci --show_progress_rate_limit=30
-""".replace("@CUDA_HOST_12_6@", f"//{CUDA_PACKAGE}:cuda_host_12_6")
+"""
 
 
 def bazelignore(upstream: str = "") -> str:
@@ -481,38 +476,22 @@ def c10_cuda_target(group: HeaderGroup, moves: list[Move], variable: str) -> str
         f'    include_prefix = "{group.prefix}",\n',
         f'    strip_include_prefix = "{group.strip}",\n',
         ")\n\n",
-        "cc_library(\n",
-        '    name = "c10_cuda",\n',
-        f'    srcs = torchsplit_srcs({variable}, "{CUDA_PACKAGE}"),\n',
-        '    defines = ["USE_CUDA"],\n',
-        '    local_defines = ["C10_BUILD_MAIN_LIB"],\n',
-        "    target_compatible_with = requires_cuda(),\n",
-        "    deps = [\n",
-        f'        ":{group.name}",\n',
-        '        ":cuda_host_runtime",\n',
-        '        "//c10/core:base",\n',
-        '        "//c10/macros",\n',
-        '        "//c10/util:base",\n',
-        "    ],\n",
-        "    alwayslink = True,\n",
-        ")\n\n",
-        "# The CUDA runtime and headers c10/cuda compiles against: the hermetic 13.0 toolkit\n",
-        "# (plus nvml.h) by default; --config=cuda12_6 picks NVIDIA's 12.6 wheels.\n",
-        "label_flag(\n",
-        '    name = "cuda_host_runtime",\n',
-        '    build_setting_default = ":cuda_host_13_0",\n',
-        ")\n\n",
-        "cc_library(\n",
-        '    name = "cuda_host_13_0",\n',
-        "    deps = [\n",
-        '        "@cuda_host_13_0//:headers",\n',
-        '        "@local_cuda//:cuda_runtime",\n',
-        "    ],\n",
-        ")\n\n",
-        "cc_library(\n",
-        '    name = "cuda_host_12_6",\n',
-        '    deps = ["@cuda_host_12_6//:cuda_runtime"],\n',
-        ")\n",
+        *_c10_cuda_library(
+            "c10_cuda",
+            group.name,
+            variable,
+            ["@cuda_host_13_0//:headers", "@local_cuda//:cuda_runtime"],
+            "the hermetic CUDA 13.0 toolkit, plus nvml.h (@cuda_host_13_0); what :framework uses",
+        ),
+        *_c10_cuda_library(
+            "c10_cuda_12_6",
+            group.name,
+            variable,
+            ["@cuda_host_12_6//:cuda_runtime"],
+            "the same sources against CUDA 12.6 (NVIDIA's cu12 wheels, @cuda_host_12_6): "
+            "PyTorch 2.6's CUDA line. A target of its own, so both build in one output "
+            "directory, sharing core's objects",
+        ),
     ]
     lines.append(
         "\n# c10/cuda's own tests (upstream's c10/cuda/test/build.bzl), built everywhere CUDA\n"
@@ -554,6 +533,33 @@ def c10_cuda_target(group: HeaderGroup, moves: list[Move], variable: str) -> str
                 ")\n",
             ]
     return "".join(lines)
+
+
+def _c10_cuda_library(
+    name: str, headers: str, variable: str, toolkit: list[str], why: str
+) -> list[str]:
+    return [
+        "".join(f"# {line}\n" for line in _wrap(f"c10/cuda against {why}.")),
+        "cc_library(\n",
+        f'    name = "{name}",\n',
+        f'    srcs = torchsplit_srcs({variable}, "{CUDA_PACKAGE}"),\n',
+        '    defines = ["USE_CUDA"],\n',
+        '    local_defines = ["C10_BUILD_MAIN_LIB"],\n',
+        "    target_compatible_with = requires_cuda(),\n",
+        "    deps = [\n",
+        f'        ":{headers}",\n',
+        '        "//c10/core:base",\n',
+        '        "//c10/macros",\n',
+        '        "//c10/util:base",\n',
+        *(f'        "{t}",\n' for t in toolkit),
+        "    ],\n",
+        "    alwayslink = True,\n",
+        ")\n\n",
+    ]
+
+
+def _wrap(text: str) -> list[str]:
+    return textwrap.wrap(text, 84)
 
 
 def torch_cuda_loads() -> str:
