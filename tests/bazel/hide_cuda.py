@@ -1,6 +1,7 @@
 """Runs commands with the machine's CUDA invisible; call it under `unshare -m`.
 
     unshare -m python3 hide_cuda.py OUT_DIR COMMANDS_JSON
+    unshare -m python3 hide_cuda.py --exec COMMAND [ARG...]
 
 In this private mount namespace only, it binds an empty directory over every
 /usr/local/cuda* directory and /dev/null over every `nvcc` on $PATH. The
@@ -13,7 +14,9 @@ bound over it and the cache is rebuilt once more. It then checks that no
 nvcc and no cached CUDA library is left, and runs each command in turn
 without LD_LIBRARY_PATH, writing N.out, N.err and N.rc into OUT_DIR. A
 command is an argv list, or {"argv": [...], "env": {...}, "cwd": "..."} (env
-replaces the environment). Exits 3 when CUDA could not be hidden.
+replaces the environment); with --exec it becomes the one command (its output
+streams, its exit status is the script's: `tools/dev upstream` builds core c10
+this way). Exits 3 when CUDA could not be hidden.
 
 Tests call it through run_hidden() (``from bazel.hide_cuda import run_hidden``).
 """
@@ -132,6 +135,13 @@ def run_hidden(
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--exec"]:
+        left = hide()
+        if left or len(argv) < 2:
+            print(f"hide_cuda: still visible: {left}" if left else "hide_cuda: no command",
+                  file=sys.stderr)  # fmt: skip
+            return 3
+        os.execvp(argv[1], argv[1:])
     out = Path(argv[0])
     commands = json.loads(argv[1])
     left = hide()

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
 import threading
 from pathlib import Path
 
 import pytest
 
+from torchsplit.checkout import GIT_IDENTITY
 from torchsplit.errors import TorchsplitError
-from torchsplit.fsutil import OWNER_MARK, write_output, write_tree
+from torchsplit.fsutil import OWNER_MARK, replace_directory, write_output, write_tree
 
 
 def test_a_character_device_is_written_through_not_replaced(null_device: Path) -> None:
@@ -122,3 +125,69 @@ def test_write_tree_refuses_names_that_escape(tmp_path: Path) -> None:
     with pytest.raises(TorchsplitError, match="escapes"):
         write_tree(tmp_path / "out", {"../evil": "x"})
     assert not (tmp_path / "evil").exists()
+
+
+def test_a_killed_runs_temporaries_are_removed_by_the_next(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(out, {"a.txt": "1"})
+    (tmp_path / ".out.k1ll3d.new" / "half").mkdir(parents=True)  # SIGKILL while writing
+    (tmp_path / ".out.k1ll3d.old").mkdir()  # SIGKILL while swapping
+    (tmp_path / ".other.x.new").mkdir()  # another output's: not ours to touch
+    write_tree(out, {"a.txt": "2"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.x.new", "out"]
+
+
+def test_a_terminated_run_cleans_up_and_keeps_the_previous_set(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(out, {"a.txt": "first"})
+
+    def killed(staging: Path) -> None:
+        (staging / "a.txt").write_text("half")
+        os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` from outside, mid-run
+
+    with pytest.raises(KeyboardInterrupt):
+        replace_directory(out, killed)
+    assert (out / "a.txt").read_text() == "first"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # handler restored
+
+
+def test_a_symlinked_out_stays_a_symlink(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    link = tmp_path / "link"
+    write_tree(real, {"a.txt": "1"})
+    link.symlink_to(real)
+    write_tree(link, {"a.txt": "2"})
+    assert link.is_symlink() and link.resolve() == real
+    assert (real / "a.txt").read_text() == "2"
+
+
+def test_files_a_user_added_are_never_deleted_silently(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_tree(out, {"a.txt": "1", "sub/b.txt": "2"})
+    (out / "sub" / "mine.md").write_text("notes")
+    with pytest.raises(TorchsplitError, match=r"1 file\(s\) the last torchsplit run did not"):
+        write_tree(out, {"a.txt": "3"})
+    assert (out / "sub" / "mine.md").read_text() == "notes"
+    write_tree(out, {"a.txt": "3"}, force=True)
+    assert not (out / "sub").exists()
+
+
+def test_a_git_repository_with_changes_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "repo"
+
+    def repo(staging: Path) -> None:
+        (staging / "f.txt").write_text("x\n")
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "m"]):
+            subprocess.run(["git", *GIT_IDENTITY, *args], cwd=staging, check=True)
+
+    replace_directory(out, repo, mark=".git/torchsplit-output")
+    replace_directory(out, repo, mark=".git/torchsplit-output")  # clean: replaced
+    (out / "f.txt").write_text("edited\n")
+    with pytest.raises(TorchsplitError, match="uncommitted changes"):
+        replace_directory(out, repo, mark=".git/torchsplit-output")
+    subprocess.run(["git", *GIT_IDENTITY, "commit", "-qam", "mine"], cwd=out, check=True)
+    with pytest.raises(TorchsplitError, match="commits after"):
+        replace_directory(out, repo, mark=".git/torchsplit-output")
+    replace_directory(out, repo, mark=".git/torchsplit-output", force=True)
+    assert (out / "f.txt").read_text() == "x\n"

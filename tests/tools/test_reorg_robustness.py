@@ -67,9 +67,16 @@ def test_outputs_honour_the_umask(tmp_path):
 def test_stale_files_go_and_a_failed_run_keeps_the_previous_set(tmp_path, capsys):
     out = tmp_path / "e"
     assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 0
-    (out / "stale_from_an_old_run.tsv").write_text("old\n")
+    (out / "moves.tsv").unlink()  # a file of the last run, gone: nothing to keep
     assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 0
-    assert not (out / "stale_from_an_old_run.tsv").exists()
+    assert (out / "moves.tsv").exists()
+    # A file the last run did not write is someone's: refused, unless --force.
+    (out / "notes_of_a_user.txt").write_text("mine\n")
+    assert main(["reorg", "emit", str(FIXTURE), "--out", str(out)]) == 2
+    assert "notes_of_a_user.txt" in _error(capsys)
+    assert (out / "notes_of_a_user.txt").read_text() == "mine\n"
+    assert main(["reorg", "emit", str(FIXTURE), "--out", str(out), "--force"]) == 0
+    assert not (out / "notes_of_a_user.txt").exists()
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     bad = tmp_path / "bad.bzl"
     bad.write_text("a = [1 +]\n")

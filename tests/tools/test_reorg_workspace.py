@@ -53,7 +53,7 @@ def test_fixture_is_split_as_upstream_builds_it(workspace):
     assert target["aten/src/ATen/native/cuda/Copy.cu"] == CUDA + "aten"
     assert target["aten/src/ATen/native/sparse/cuda/SparseCUDATensor.cu"] == CUDA + "aten"
     assert target["aten/src/ATen/cuda/CUDAContext.h"] == CUDA + "aten"
-    assert target["c10/cuda/CUDAStream.cpp"] == CUDA + "framework"
+    assert target["c10/cuda/CUDAStream.cpp"] == CUDA + "c10_cuda"  # under :framework
     assert target["aten/src/ATen/native/miopen/Conv_miopen.cpp"] == "//out_of_scope:excluded"
     assert "c10/cuda/test/impl/CUDATest.cpp" not in target
     # roles
@@ -200,12 +200,14 @@ def test_core_files_including_a_moving_header(tmp_path):
     out = tmp_path / "e"
     args = ["reorg", "emit", str(BVARS), "--file-list", str(FILES), "--out", str(out)]
     assert main([*args, "--include-tree", str(include)]) == 0
+    # The spelling stays; the header library serving it from the new place is named.
     mapping = (out / "include_map.tsv").read_text()
-    assert "ATen/cuda/CUDAContext.h\ttorch_cuda/csrc/aten/cuda/CUDAContext.h\n" in mapping
+    new = "third_device/torch_cuda/csrc/aten/cuda/CUDAContext.h"
+    assert f"ATen/cuda/CUDAContext.h\t{new}\t//third_device/torch_cuda:aten_headers_1\n" in mapping
     patches = (out / "core_patches.tsv").read_text().splitlines()
     assert patches == [
-        "file\tline\tinclude\tnew_include",
-        "ATen/native/Stays.h\t2\tATen/cuda/CUDAContext.h\ttorch_cuda/csrc/aten/cuda/CUDAContext.h",
+        "file\tline\tinclude\tmoved_to",
+        f"ATen/native/Stays.h\t2\tATen/cuda/CUDAContext.h\t{new}",
     ]
 
 
@@ -225,3 +227,70 @@ def test_computed_bare_names_are_placed_nowhere(tmp_path):
     assert "array.h" not in cuda
     split = (out / "build_variables_split.bzl").read_text()
     assert 'torch_cuda_framework_sources_unplaced = [\n    "array.h",' in split
+
+
+def test_after_moves_sh_the_overlay_still_analyses_and_reorg_check_agrees(tmp_path, capsys):
+    """moves.sh moves the files, then writes the overlay naming the new paths (it used to
+    leave BUILD files naming the old ones: one analysis error per moved file)."""
+    ws = tmp_path / "ws"
+    args = ["reorg", "workspace", str(BVARS), "--file-list", str(FILES), "--out", str(ws)]
+    assert main(args) == 0
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "placeholders and overlay")
+    proc = subprocess.run(
+        ["sh", "torchsplit/moves.sh"], cwd=ws, capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "moves.sh: wrote the post-move overlay" in proc.stdout
+    cuda = (ws / "third_device/torch_cuda/BUILD.bazel").read_text()
+    split = (ws / "build_variables_split.bzl").read_text()
+    assert '"third_device/torch_cuda/csrc/framework/cuda/CUDAStream.cpp"' in split
+    assert 'include_prefix = "c10"' in cuda  # moved headers keep <c10/cuda/...>
+    base = tmp_path / "ob"
+    try:
+        proc = _bazel(ws, base, "build", "--nobuild", "//...")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        capsys.readouterr()
+        check = ["reorg", "check", "--build-variables", str(BVARS), "--file-list", str(FILES)]
+        check += ["--moves", str(ws / "torchsplit/moves.tsv"), "--workspace", str(ws)]
+        assert main([*check, "--bazel", _launcher()]) == 0
+        out = capsys.readouterr().out
+        assert "classification and BUILD files agree" in out
+        assert "//out_of_scope:excluded: not compared" in out  # no "no such package"
+    finally:
+        _bazel(ws, base, "shutdown")
+
+
+def test_an_older_file_with_nvfuser_and_no_xpu(tmp_path):
+    """1.13's build_variables: nvfuser's runtime (stringified for the fuser, ROCm variants
+    among them) and no XPU or nativert lists."""
+    bvars = tmp_path / "bv.bzl"
+    bvars.write_text(
+        "libtorch_nvfuser_runtime_sources = [\n"
+        '    "torch/csrc/jit/codegen/cuda/runtime/array.cu",\n'
+        '    "torch/csrc/jit/codegen/cuda/runtime/array_rocm.cu",\n'
+        '    "aten/src/ATen/cuda/detail/UnpackRaw.cuh",\n'
+        "]\n"
+        'libtorch_nvfuser_generated_headers = ["{}.h".format(n.split("/")[-1].split(".")[0])'
+        " for n in libtorch_nvfuser_runtime_sources]\n"
+        'libtorch_core_sources = ["torch/csrc/autograd/engine.cpp"]\n'
+        'libtorch_python_core_sources = ["torch/csrc/Module.cpp"]\n'
+    )
+    out = tmp_path / "ws"
+    assert main(["reorg", "workspace", str(bvars), "--out", str(out)]) == 0
+    d = _decisions(out)
+    runtime = d["torch/csrc/jit/codegen/cuda/runtime/array.cu"]
+    assert (runtime["target"], runtime["role"]) == (CUDA + "jit", "data")
+    assert d["torch/csrc/jit/codegen/cuda/runtime/array_rocm.cu"]["target"] == (
+        "//out_of_scope:excluded"
+    )
+    report = json.loads((out / "torchsplit" / "report.json").read_text())
+    # All nvfuser entries (3 runtime files, 3 computed header names) under libtorch_cuda.
+    assert report["libraries"]["libtorch_cuda"]["entries"] == 6
+    assert report["libraries"]["libtorch_cpu"]["entries"] == 1
+    assert "_XPUC" not in report["extensions"]
+    cuda = (out / "third_device/torch_cuda/BUILD.bazel").read_text()
+    assert 'name = "jit_generator_inputs"' in cuda  # data of the fuser, never srcs
+    assert not (out / "third_device/torch_xpu").exists()  # no library built from nothing
+    assert 'name = "torch_nativert"' not in (out / "core/BUILD.bazel").read_text()

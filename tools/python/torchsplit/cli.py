@@ -21,6 +21,7 @@ FAMILIES: tuple[str, ...] = (
     "torchsplit.cache.cli",
     "torchsplit.affected.cli",
     "torchsplit.backend.cli",
+    "torchsplit.upstream.cli",
 )
 
 

@@ -123,6 +123,7 @@ class AuditResult:
     violations: list[Violation] = field(default_factory=list)
     visibility: list[VisibilityLeak] = field(default_factory=list)
     headers: list[HeaderFinding] = field(default_factory=list)
+    known: list[HeaderFinding] = field(default_factory=list)  # policy KNOWN_INCLUDES
     repositories: list[Violation] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     artifacts_read: int = 0
@@ -152,6 +153,11 @@ class AuditResult:
                 *self.findings,
             )
         ]
+        if self.known:
+            out.append(
+                f"{len(self.known)} known include(s) (policy KNOWN_INCLUDES), not violations:\n"
+                + "\n".join(f"  {k.path}:{k.line}: {k.message}" for k in self.known)
+            )
         out.append(
             f"torchsplit audit: {len(self.violations)} dependency violation(s), "
             f"{len(self.repositories)} repository violation(s), "
@@ -623,9 +629,11 @@ class Auditor:
                 key = (pair.rule.name, f.path, f.line)
                 if key not in seen:
                     seen.add(key)
-                    result.headers.append(
-                        HeaderFinding(pair.rule.name, f.path, f.line, message, f.text)
-                    )
+                    why = self.policy.known_includes.get((f.path, include))
+                    if why:
+                        message += f"; known: {why}"
+                    finding = HeaderFinding(pair.rule.name, f.path, f.line, message, f.text)
+                    (result.known if why else result.headers).append(finding)
         self._vendor_headers(scanned, result)
 
     def _vendor_headers(self, scanned: dict, result: AuditResult) -> None:  # type: ignore[type-arg]

@@ -36,6 +36,10 @@ _ROLE_FLAGS = {
         "tree; their target names one stand-in for them, <target>_generated",
     ),
     "header": ("header-in-sources", "headers in a source list; the overlay puts them in hdrs"),
+    "data": (
+        "data-for-a-generator",
+        "files a code generator reads (never compiled); their target carries them as data",
+    ),
     "bare": (
         "bare-name",
         "bare file names with no directory, computed by the file; there is no path to "
@@ -152,7 +156,7 @@ def classify(
         lines = tuple(sorted({lit.line for lit in literals if lit.region in homes}))
         candidates = homes or lists
         label, rule, reason, fallback, chain = _decide(ruleset, source, candidates)
-        role = ruleset.role(source)
+        role = ruleset.role(source, lists)
         result.decisions[source] = Decision(
             source,
             label,

@@ -81,7 +81,9 @@ def _tree_files(args: argparse.Namespace) -> list[str] | None:
     return None
 
 
-def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet, Classification]:
+def _classify(
+    args: argparse.Namespace, path: str
+) -> tuple[Evaluation, RuleSet, Classification, list[str] | None]:
     evaluation = _evaluate(args, path)
     if not evaluation.lists:
         message = f"{path}: defines no list of strings; nothing to place"
@@ -101,7 +103,7 @@ def _classify(args: argparse.Namespace, path: str) -> tuple[Evaluation, RuleSet,
     result = classify(
         evaluation, ruleset, source_tree=args.source_tree, unexpanded_globs=unexpanded
     )
-    return evaluation, ruleset, result
+    return evaluation, ruleset, result, files
 
 
 def _write_or_print(text: str, output: str | None) -> None:
@@ -138,7 +140,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
-    _, _, result = _classify(args, args.build_variables)
+    _, _, result, _ = _classify(args, args.build_variables)
     if args.format == "json":
         rows = [d.__dict__ for d in (result.decisions[s] for s in sorted(result.decisions))]
         _write_or_print(json.dumps(rows, indent=2) + "\n", args.output)
@@ -153,9 +155,16 @@ def cmd_classify(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> tuple[RuleSet, Classification, dict[str, str]]:
-    evaluation, ruleset, result = _classify(args, args.build_variables)
+    evaluation, ruleset, result, tree = _classify(args, args.build_variables)
     files = emit.render_all(result, evaluation, ruleset, bzl_name=args.bzl_name)
-    files.update(moves.render_plan(result, ruleset, include_tree=args.include_tree))
+    after = emit.render_moved_overlay(
+        result, ruleset, moves.plan(result, ruleset, tree), bzl_name=args.bzl_name
+    )
+    files.update(
+        moves.render_plan(
+            result, ruleset, include_tree=args.include_tree, files=tree, overlay=after
+        )
+    )
     return ruleset, result, files
 
 
@@ -168,7 +177,7 @@ def _summary(result: Classification, files: dict[str, str], out_dir: Path) -> No
 def cmd_emit(args: argparse.Namespace) -> int:
     _, result, files = _render(args)
     out_dir = Path(args.out)
-    write_tree(out_dir, files, executable=[moves.SCRIPT])
+    write_tree(out_dir, files, executable=[moves.SCRIPT], force=args.force)
     _summary(result, files, out_dir)
     return 1 if args.strict and result.flags else 0
 
@@ -181,6 +190,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
         out_dir,
         files,
         executable=[*workspace.EXECUTABLE, f"torchsplit/{moves.SCRIPT}"],
+        force=args.force,
     )
     _summary(result, files, out_dir)
     # Commands that run as printed: the workspace has no tools/ of its own.
@@ -196,7 +206,7 @@ def cmd_workspace(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    evaluation, ruleset, result = _classify(args, args.build_variables)
+    evaluation, ruleset, result, _ = _classify(args, args.build_variables)
     data = emit.report_data(result, evaluation, ruleset)
     text = emit.render_json(data) if args.format == "json" else emit.render_markdown(data)
     _write_or_print(text, args.output)
@@ -204,7 +214,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    _, ruleset, result = _classify(args, args.build_variables)
+    _, ruleset, result, _ = _classify(args, args.build_variables)
+    # Out-of-scope entries are built by no target: nothing to compare them with.
+    excluded = {t.label for t in ruleset.targets.values() if t.kind == "excluded"}
+    moved = selfcheck.read_moves(args.moves) if args.moves else {}
     if args.bazel_query_output is not None:
         if args.bazel_query_output == "-":
             text, where = sys.stdin.read(), "<stdin>"
@@ -223,11 +236,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         targets = [
             t.label
             for t in ruleset.targets.values()
-            if classified.get(t.label) or selfcheck.package_exists(t.label, workspace)
+            if t.label not in excluded
+            and (classified.get(t.label) or selfcheck.package_exists(t.label, workspace))
         ]
         actual = selfcheck.run_bazel_query(args.bazel, targets, workspace)
     suffixes = tuple(s if s.startswith(".") else f".{s}" for s in args.suffixes.split(","))
-    check = selfcheck.compare(result, actual, suffixes)
+    check = selfcheck.compare(result, actual, suffixes, moved=moved, excluded=excluded)
     sys.stdout.write(check.render())
     return 0 if check.ok else 1
 
@@ -267,6 +281,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         _add_input(p)
         _add_rules(p)
         p.add_argument("--out", required=True, help="output directory (replaced as a whole)")
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="replace --out even when torchsplit did not write it, or files were added",
+        )
         p.add_argument("--bzl-name", default=emit.GENERATED_BZL)
         p.add_argument(
             "--include-tree",
@@ -298,6 +317,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     source.add_argument("--bazel", help="Bazel binary to run `bazel query` with, per target")
     p.add_argument("--workspace", help="where to run bazel (default: the .bzl's directory)")
+    p.add_argument(
+        "--moves",
+        help="moves.tsv of a move plan carried out in the workspace: compare the files at "
+        "their new paths",
+    )
     p.add_argument(
         "--suffixes",
         default=",".join(selfcheck.DEFAULT_SUFFIXES),

@@ -5,6 +5,7 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     name = "upstream-pytorch"
 
     [detect]
+    data_lists = ["libtorch_nvfuser_runtime_sources"]  # files a generator reads: `data`
     cuda_tokens = '^(cuda\\w*|cudnn|nccl|...)$'  # regex on lower-cased words of a path/list
     cuda_suffixes = [".cu", ".cuh"]
 
@@ -14,6 +15,7 @@ Schema (see ``data/upstream_pytorch.toml`` for the default, documented in place)
     kind = "cc_library"            # cc_library | cuda_library | cc_binary | excluded
     deps = []                      # other target keys
     extension = "_C"               # also emit a pybind_extension of this name linking it
+    directory = "framework"        # its files move under csrc/<directory>/ (default: name)
 
     [[library]]                    # upstream's libraries, for the before/after table
     name = "libtorch_cuda"         # first library one of whose list globs matches a
@@ -116,6 +118,11 @@ class Target:
     kind: str = "cc_library"
     deps: tuple[str, ...] = ()
     extension: str = ""
+    directory: str = ""  # csrc/<directory>/ its files move to (default: the target's name)
+
+    @property
+    def module(self) -> str:
+        return self.directory or self.name
 
     @property
     def package(self) -> str:
@@ -190,6 +197,7 @@ class RuleSet:
     extra_inputs: tuple[str, ...] = ()
     header_suffixes: tuple[str, ...] = (".h", ".hh", ".hpp", ".cuh")
     generated: tuple[re.Pattern[str], ...] = ()
+    data_lists: tuple[str, ...] = ()  # fnmatch: lists of files a code generator reads
     libraries: list[Library] = field(default_factory=list)
     globs: list[Glob] = field(default_factory=list)
     glob_suffixes: tuple[str, ...] = (".c", ".cc", ".cpp", ".cu", ".h", ".cuh", ".hpp")
@@ -221,13 +229,16 @@ class RuleSet:
             found.update(p for p in base.glob(pattern) if p.is_file())
         return sorted(found)
 
-    def role(self, source: str) -> str:
+    def role(self, source: str, lists: list[str] | tuple[str, ...] = ()) -> str:
         """``generated`` (Buck label, build-directory path), ``bare`` (a file name with no
-        directory, computed by the file), ``header`` or ``source``."""
+        directory, computed by the file), ``data`` (in a ``data_lists`` list: read by a
+        code generator, never compiled), ``header`` or ``source``."""
         if any(p.search(source) for p in self.generated):
             return "generated"
         if "/" not in source:
             return "bare"
+        if lists and all(any(fnmatch.fnmatchcase(n, p) for p in self.data_lists) for n in lists):
+            return "data"
         if source.endswith(self.header_suffixes):
             return "header"
         return "source"
@@ -305,7 +316,10 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
             raise TorchsplitError(f"[targets.{key}] variable {variable!r} is no identifier", where)
         deps = _str_list(spec.get("deps", []), f"[targets.{key}] deps", where)
         extension = str(spec.get("extension", ""))
-        ruleset.targets[key] = Target(key, label, str(variable), kind, deps, extension)
+        directory = str(spec.get("directory", ""))
+        if directory and not re.fullmatch(r"[\w.-]+", directory):
+            raise TorchsplitError(f"[targets.{key}] directory {directory!r} is no name", where)
+        ruleset.targets[key] = Target(key, label, str(variable), kind, deps, extension, directory)
     for key, target in ruleset.targets.items():
         for dep in target.deps:
             if dep not in ruleset.targets:
@@ -401,6 +415,7 @@ def parse_rules(data: dict[str, Any], where: str) -> RuleSet:
         _compile(p, "detect.generated", where)
         for p in _str_list(detect.get("generated", []), "generated", where)
     )
+    ruleset.data_lists = _str_list(detect.get("data_lists", []), "data_lists", where)
     for spec in data.get("library", []):
         if not isinstance(spec, dict) or "name" not in spec:
             raise TorchsplitError('each [[library]] needs name = "..." and lists', path=where)

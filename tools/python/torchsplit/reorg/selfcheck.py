@@ -26,6 +26,7 @@ from pathlib import Path
 
 from torchsplit.errors import TorchsplitError
 from torchsplit.reorg.classify import Classification
+from torchsplit.reorg.emit import generated_out
 
 DEFAULT_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".cu", ".mm")
 _SECTION = re.compile(r"^#\s*target:\s*(\S+)\s*$")
@@ -37,6 +38,7 @@ class CheckResult:
     compared_targets: list[str] = field(default_factory=list)
     missing_in_build: dict[str, list[str]] = field(default_factory=dict)
     unexpected_in_build: dict[str, list[str]] = field(default_factory=dict)
+    not_compared: dict[str, int] = field(default_factory=dict)  # excluded target -> files
 
     @property
     def ok(self) -> bool:
@@ -55,6 +57,8 @@ class CheckResult:
             len(v) for v in self.unexpected_in_build.values()
         )
         verdict = "agree" if self.ok else f"disagree on {total} source(s)"
+        for target, count in sorted(self.not_compared.items()):
+            lines.append(f"{target}: not compared ({count} files out of scope, built nowhere)")
         lines.append(
             f"reorg check: {len(self.compared_targets)} targets; classification and "
             f"BUILD files {verdict}"
@@ -119,12 +123,17 @@ def srcs_query(target: str) -> str:
 
     Its own srcs, those of the target an alias points to (``:pybinding`` and
     ``//core:_C`` are aliases of the extension), and those of its device-kernel
-    library ``<name>_kernels``, where the device_backend macro compiles a
-    module's ``.cu`` files.
+    library. A rule among the srcs (the stand-in for generated files)
+    counts with its outputs.
     """
     package, _, name = target.partition(":")
-    kernels = f'attr(name, "^{re.escape(name)}_kernels$", {package}:*)'
-    return f"labels(srcs, {target} + labels(actual, {target}) + {kernels})"
+    # <name>_kernels: device_backend's .cu library; <name>_device_files: the device files
+    # `reorg workspace`'s cuda_library stand-in carries beside its cc_library;
+    # <name>_generator_inputs: the files a code generator reads for it.
+    groups = "kernels|device_files|generator_inputs"
+    kernels = f'attr(name, "^{re.escape(name)}_({groups})$", {package}:*)'
+    srcs = f"labels(srcs, {target} + labels(actual, {target}) + {kernels})"
+    return f"{srcs} + labels(outs, {srcs})"
 
 
 def package_exists(target: str, workspace: str | Path) -> bool:
@@ -138,6 +147,11 @@ def run_bazel_query(bazel: str, targets: list[str], workspace: str | Path) -> di
     for target in targets:
         cmd = [bazel, "query", srcs_query(target), "--output=label"]
         proc = subprocess.run(cmd, cwd=workspace, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 and f"no such target '{target}'" in proc.stderr:
+            # Not declared (the overlay leaves out a target nothing is placed in):
+            # it builds nothing.
+            result[target] = set()
+            continue
         if proc.returncode != 0:
             tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
             raise TorchsplitError(f"`{' '.join(cmd)}` failed ({proc.returncode}):\n{tail}")
@@ -148,18 +162,53 @@ def run_bazel_query(bazel: str, targets: list[str], workspace: str | Path) -> di
     return result
 
 
+def read_moves(path: str | Path) -> dict[str, str]:
+    """``source -> destination`` of a ``moves.tsv`` (its header row skipped)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TorchsplitError(f"cannot read the move plan: {exc.strerror}", str(path)) from exc
+    out: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        cells = line.split("\t")
+        if number == 1 and cells[:2] == ["source", "destination"]:
+            continue
+        if len(cells) < 2 or not cells[0] or not cells[1]:
+            raise TorchsplitError("expected source<TAB>destination<TAB>...", str(path), number)
+        out[cells[0]] = cells[1]
+    return out
+
+
 def compare(
     result: Classification,
     actual: dict[str, set[str]],
     suffixes: tuple[str, ...] = DEFAULT_SUFFIXES,
+    *,
+    moved: dict[str, str] | None = None,
+    excluded: set[str] | frozenset[str] = frozenset(),
 ) -> CheckResult:
+    """Classification vs BUILD files; ``moved`` gives the paths after a carried-out move
+    plan, and ``excluded`` targets (out of scope, declared nowhere) are not compared."""
+    moved = moved or {}
+
     def keep(path: str) -> bool:
         return path.endswith(suffixes)
 
+    def where(label: str, source: str) -> str:
+        # A generated entry is the output of the target's stand-in, in its package.
+        if result.decisions[source].role == "generated":
+            return f"{label[2:].split(':', 1)[0]}/{generated_out(source)}"
+        return moved.get(source, source)
+
     expected = {
-        label: {s for s in sources if keep(s)} for label, sources in result.by_target().items()
+        label: {p for p in (where(label, s) for s in sources) if keep(p)}
+        for label, sources in result.by_target().items()
     }
     check = CheckResult()
+    for label in excluded:
+        if expected.get(label):
+            check.not_compared[label] = len(expected.pop(label))
+        expected.pop(label, None)
     targets = sorted(set(expected) | set(actual))
     for target in targets:
         want = expected.get(target, set())

@@ -1,0 +1,1 @@
+"""``torchsplit upstream``: fetch real PyTorch source trees and restructure them under the split."""
