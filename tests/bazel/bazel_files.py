@@ -85,6 +85,26 @@ WORKSPACE_MACROS = {
 }
 
 
+# Packages whose .bzl files WORKSPACE loads for values, not for macros: evaluated for
+# real (pure Starlark), e.g. the layering policy's toolkit_visibility(), so the
+# lists WORKSPACE passes are the policy's.
+EVALUATED_PACKAGES = ("//tools/layering:",)
+
+
+def _evaluate_bzl(root: Path, label: str) -> sl.FrozenModule:
+    """A main-repository .bzl file evaluated, its `:x.bzl` and `//p:x.bzl` loads too."""
+    package, _, name = label[2:].partition(":")
+    path = root / package / name
+
+    def load(dep: str) -> sl.FrozenModule:
+        return _evaluate_bzl(root, f"//{package}{dep}" if dep.startswith(":") else dep)
+
+    module = sl.Module()
+    ast = sl.parse(str(path), path.read_text(), sl.Dialect.extended())
+    sl.eval(module, ast, sl.Globals.standard(), sl.FileLoader(load))
+    return module.freeze()
+
+
 def _freeze(value: object) -> object:
     if isinstance(value, list):
         return tuple(_freeze(v) for v in value)
@@ -142,6 +162,8 @@ def read_workspace(path: Path) -> Declared:
         return call
 
     def load(label: str) -> sl.FrozenModule:
+        if label.startswith(EVALUATED_PACKAGES):
+            return _evaluate_bzl(path.parent, label)
         loaded = sl.Module()
         for symbol in WORKSPACE_MACROS:
             loaded.add_callable(symbol, macro(symbol))

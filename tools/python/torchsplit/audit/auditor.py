@@ -217,6 +217,22 @@ def _parse_xml(text: str, workspace: Path) -> dict[str, _Node]:
     return nodes
 
 
+def own_header(root: Path, backend: str, path: str, include: str) -> bool:
+    """Whether `include` (in `path`, relative to `root`) is a header of `backend` itself.
+
+    Its own headers are never a vendor SDK's, whatever vendor word their names hold
+    (a derived torch_musa's "torch_musa/csrc/distributed/Nccl.h", translated at build
+    time from torch_cuda's): named by the backend's package ("torch_musa/...",
+    "third_device/torch_musa/..."), or relative to the including file and inside
+    third_device/<backend>/ ("./x.h", "../x.h", or a "x.h" that is there).
+    """
+    if include.startswith((f"{backend}/", f"third_device/{backend}/")):
+        return True
+    resolved = os.path.normpath(os.path.join(os.path.dirname(path), include))
+    inside = resolved.startswith(f"third_device/{backend}/")
+    return inside and (include.startswith(("./", "../")) or (root / resolved).is_file())
+
+
 class Auditor:
     def __init__(
         self,
@@ -650,6 +666,8 @@ class Auditor:
                 if f.category != "cuda-include" or set(f.families) & set(own):
                     continue
                 m = _INCLUDE.search(f.text)
+                if m is not None and own_header(root, backend, f.path, m.group(1)):
+                    continue
                 family = "/".join(f.families)
                 result.headers.append(
                     HeaderFinding(

@@ -195,6 +195,11 @@ def load_policy(path: str | Path) -> Policy:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise TorchsplitError("layering policy not found", where) from exc
+    return parse_policy(text, where)
+
+
+def parse_policy(text: str, where: str = DEFAULT_POLICY) -> Policy:
+    """:func:`load_policy` on a policy's text (e.g. an edit not yet written); `where` names it."""
     module = sl.Module()
     try:
         ast = sl.parse(where, text, sl.Dialect.extended())

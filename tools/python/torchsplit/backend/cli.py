@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from torchsplit.audit.policy import load_policy
-from torchsplit.backend import generate, naming, verify
+from torchsplit.backend import generate, naming, policy_edit, verify
 from torchsplit.errors import TorchsplitError
 
 DESCRIPTION = (
@@ -44,8 +44,9 @@ def _say(line: str) -> None:
 
 def _plan(
     root: Path, args: argparse.Namespace
-) -> tuple[naming.BackendNames, dict[str, str], generate.Derivation | None]:
-    """Names checked and files rendered, in memory: nothing is written yet."""
+) -> tuple[naming.BackendNames, dict[str, str], dict[str, str]]:
+    """Names checked, files rendered and central edits made, in memory: nothing is written
+    yet. The edits (path -> new text) are a derived backend's (policy_edit.py)."""
     taken = naming.taken_names(root)
     names = naming.derive(args.name, args.device_name, args.extension, args.collective_name, taken)
     if (root / "third_device" / names.package).exists():
@@ -59,11 +60,6 @@ def _plan(
     derivation = None
     if args.translate:
         derivation = generate.find_derivation(root, args.template, args.translate, derived)
-        if names.package in derived:
-            raise TorchsplitError(
-                f"DERIVED_BACKENDS in {generate.POLICY} already has {names.package}: remove the "
-                "stale entry first"
-            )
     else:
         generate.check_template(root, args.template, derived)
     problems = naming.collisions(names, taken)
@@ -76,7 +72,7 @@ def _plan(
         template = naming.read_template(root, args.template)
         _say(f"{names.describe()}")
         _say(f"copying {template.package} ({template.describe()})")
-        return names, generate.render(root, template, names), None
+        return names, generate.render(root, template, names), {}
     _say(
         f"package {names.package}, device type '{names.device}', extension {names.extension}, "
         f"environment {names.env_prefix}*"
@@ -85,35 +81,42 @@ def _plan(
         f"deriving from {derivation.parent}: its sources translated by hipify_sources at build "
         f"time, the hand-written HIP part modelled on {derivation.model.package}"
     )
-    return names, generate.render_derived(root, derivation, names), derivation
+    grant = policy_edit.Grant(
+        names.package, derivation.model.package, derivation.parent, derivation.via
+    )
+    edits = policy_edit.grant_derived(root, grant)  # refuses a stale entry before any write
+    return names, generate.render_derived(root, derivation, names), edits
 
 
 def cmd_new_backend(args: argparse.Namespace) -> int:
     root = _root(args.workspace)
-    names, files, derivation = _plan(root, args)
+    names, files, edits = _plan(root, args)
     scratch = generate.stage(files, names.package)
-    old_policy = policy = None
     try:
         for ran in generate.format_backend(root, scratch / "third_device" / names.package):
             _say(f"formatted: {ran}")
         files = generate.read_back(scratch, names.package)
-        if derivation is not None:
-            old_policy = (root / generate.POLICY).read_text(encoding="utf-8")
-            policy = generate.add_derived_entry(old_policy, names.package, derivation)
-            # Bazel reads the layering package from the scratch root too (verify.py).
-            layering = scratch / Path(generate.POLICY).parent
-            shutil.copytree(root / Path(generate.POLICY).parent, layering)
-            (layering / Path(generate.POLICY).name).write_text(policy, encoding="utf-8")
-            load_policy(layering / Path(generate.POLICY).name)  # still a valid policy
-            _say(f"{generate.POLICY}: DERIVED_BACKENDS gains {names.package}")
+        if policy_edit.POLICY in edits:
+            # Bazel reads the layering package from the scratch root too (verify.py): the
+            # aspect, the parent's exported sources and WORKSPACE's toolkit visibility
+            # see the new backend's entries before anything is written.
+            layering = scratch / Path(policy_edit.POLICY).parent
+            shutil.copytree(root / Path(policy_edit.POLICY).parent, layering)
+            (scratch / policy_edit.POLICY).write_text(edits[policy_edit.POLICY], encoding="utf-8")
+            others = sorted(set(edits) - {policy_edit.POLICY})
+            kept = f"; {', '.join(others)}: toolkit visibility kept in step" if others else ""
+            _say(
+                f"{policy_edit.POLICY}: DERIVED_BACKENDS and TOOLKITS gain {names.package} "
+                f"(its model's toolkit){kept}"
+            )
         if not args.no_verify:
             verify.verify_scratch(root, scratch, names, _say)
-        changed = generate.install(root, names.package, files, policy)
+        changed, old = generate.install(root, names.package, files, edits)
         try:
             if not args.no_verify:
                 verify.verify_in_place(root, _say)
         except BaseException:
-            generate.uninstall(root, names.package, old_policy)
+            generate.uninstall(root, names.package, old)
             raise
     except TorchsplitError as exc:
         raise TorchsplitError(f"{exc}\nnothing was written (the tree is as it was)") from exc

@@ -3,8 +3,9 @@
 Nothing here writes to the checkout until :func:`install`: files are rendered
 in memory, staged and formatted in a scratch directory (verify.py builds them
 from there), and only then written into ``third_device/`` whole (a sibling
-directory renamed into place), with the layering policy's entry for a derived
-backend. :func:`uninstall` undoes exactly that.
+directory renamed into place), with a derived backend's central entries
+(policy_edit.py: the layering policy's DERIVED_BACKENDS and TOOLKITS,
+MODULE.bazel's toolkit visibility). :func:`uninstall` undoes exactly that.
 """
 
 from __future__ import annotations
@@ -15,14 +16,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from torchsplit.backend import naming
+from torchsplit.backend import naming, policy_edit
 from torchsplit.errors import TorchsplitError
-from torchsplit.fsutil import write_output
 
-POLICY = "tools/layering/policy.bzl"
+POLICY = policy_edit.POLICY
 
 # Build outputs and caches a template directory may hold; never copied.
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".ruff_cache"}
@@ -160,29 +161,6 @@ def derived_renames(root: Path, derivation: Derivation, new: naming.BackendNames
     return out
 
 
-def add_derived_entry(policy: str, derived: str, derivation: Derivation) -> str:
-    """policy.bzl's text with `derived` added to DERIVED_BACKENDS (keys in order)."""
-    start = policy.find("\nDERIVED_BACKENDS = {\n")
-    end = policy.find("\n}\n", start)
-    if start < 0 or end < 0:
-        raise TorchsplitError("no DERIVED_BACKENDS = {...} dict to add the backend to", POLICY)
-    body = policy[start + len("\nDERIVED_BACKENDS = {\n") : end + 1]
-    via = ", ".join(f'"{kind}"' for kind in derivation.via)
-    entry = (
-        f'    "{derived}": {{\n        "from": "{derivation.parent}",\n'
-        f'        "via": [{via}],\n    }},\n'
-    )
-    chunks = re.split(r"(?m)^(?=    \")", body)
-    chunks = [c for c in chunks if c] + [entry]
-    head = [c for c in chunks if not c.startswith('    "')]
-    keyed = sorted((c for c in chunks if c.startswith('    "')), key=lambda c: c.split('"')[1])
-    return (
-        policy[: start + len("\nDERIVED_BACKENDS = {\n")]
-        + "".join(head + keyed)
-        + policy[end + 1 :]
-    )
-
-
 def stage(files: dict[str, str], package: str) -> Path:
     """Writes the files under a scratch root (``<scratch>/third_device/<package>/``)."""
     scratch = Path(tempfile.mkdtemp(prefix=f"torchsplit-new-backend-{package}-"))
@@ -203,25 +181,25 @@ def read_back(scratch: Path, package: str) -> dict[str, str]:
     }
 
 
-def install(root: Path, package: str, files: dict[str, str], policy: str | None) -> list[str]:
-    """Writes the backend (whole, renamed into place) and the policy; the paths it changed."""
+def install(
+    root: Path, package: str, files: dict[str, str], edits: Mapping[str, str]
+) -> tuple[list[str], dict[str, str | None]]:
+    """Writes the backend (whole, renamed into place), then the central files `edits` names
+    (a derived backend's policy entries, MODULE.bazel): the paths changed, and the earlier
+    texts for :func:`uninstall`. A failure part-way undoes what was written."""
     target = write_backend(root, package, files)
-    changed = [f"third_device/{package}/"]
-    if policy is not None:
-        try:
-            write_output(root / POLICY, policy)
-        except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
-            raise
-        changed.append(POLICY)
-    return changed
+    try:
+        old = policy_edit.apply(root, edits)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return [f"third_device/{package}/", *edits], old
 
 
-def uninstall(root: Path, package: str, policy: str | None) -> None:
-    """Undoes :func:`install`: the backend removed, the policy's earlier text restored."""
+def uninstall(root: Path, package: str, old: Mapping[str, str | None]) -> None:
+    """Undoes :func:`install`: the backend removed, the central files' earlier texts restored."""
     shutil.rmtree(root / "third_device" / package, ignore_errors=True)
-    if policy is not None:
-        write_output(root / POLICY, policy)
+    policy_edit.restore(root, old)
 
 
 def write_backend(root: Path, package: str, files: dict[str, str]) -> Path:
