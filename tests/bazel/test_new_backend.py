@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from builds import REPO
+from torchsplit.audit.policy import load_policy
+from torchsplit.backend import generate, naming
 from torchsplit.checkout import copy_checkout, git, snapshot
 
 pytestmark = pytest.mark.bazel
@@ -123,13 +125,22 @@ def test_new_backend_derives_from_torch_cuda_with_translate_hip(checkout: Path) 
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "registered 'musa'; no device here" in proc.stdout or "musa:0 [2.0" in proc.stdout
-    # The backend and the layering policy's entry naming the derivation, nothing else.
+    # The backend, the layering policy's entries granting it torch_hip's toolkit and naming
+    # the derivation, and MODULE.bazel's toolkit visibility (WORKSPACE reads the policy's).
     after = set(git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines())
     changed = {line[3:] for line in after - before}
-    assert {c.split("/")[0] + "/" + c.split("/")[1] for c in changed} == {
-        "third_device/torch_musa", "tools/layering",
+    assert {"/".join(c.split("/")[:2]) for c in changed} == {
+        "third_device/torch_musa", "tools/layering", "MODULE.bazel",
     }, changed  # fmt: skip
-    assert " M tools/layering/policy.bzl" in after
+    assert " M tools/layering/policy.bzl" in after and " M MODULE.bazel" in after
+    assert "layering audit" in proc.stdout  # ran on the tree with torch_musa in place
+    policy = load_policy(checkout / "tools" / "layering" / "policy.bzl")
+    assert policy.toolkits["torch_musa"] == policy.toolkits["torch_hip"]
+    assert policy.derived["torch_musa"] == policy.derived["torch_hip"]
+    # The checkout's own build sees it too: visibility, the aspect and its graph test.
+    bazel = str(checkout / "tools" / "bazel")
+    built = _run(checkout, bazel, "test", "//third_device/torch_musa:layering_graph_test")
+    assert built.returncode == 0, built.stderr[-3000:]
     musa = checkout / "third_device" / "torch_musa"
     assert not (musa / "csrc" / "aten").exists()  # kernels come from torch_cuda, translated
     assert '"cuda": "musa"' in (musa / "build_variables.bzl").read_text()
@@ -139,3 +150,37 @@ def test_new_backend_derives_from_torch_cuda_with_translate_hip(checkout: Path) 
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:]
     assert "musa: every capability skipped: musa: device 'musa:0' is not usable" in proc.stdout
+
+
+@pytest.mark.skipif(not HIP_HERE, reason="no hipcc or no torch wheel: torch_hip is not buildable")
+def test_a_hand_made_derived_backend_is_refused_three_ways(checkout: Path) -> None:
+    """third_device/torch_zap written by hand (the files new-backend would write, without the
+    policy's grant): visibility, the aspect and the audit each refuse it, naming why."""
+    zap = checkout / "third_device" / "torch_zap"
+    model = naming.read_derived(checkout, "torch_hip")
+    derivation = generate.Derivation("torch_cuda", "hip", model, ("hipify_sources",))
+    names = naming.BackendNames("torch_zap", "zap", "_ZAPC", "")
+    for rel, text in generate.render_derived(checkout, derivation, names).items():
+        (zap / rel).parent.mkdir(parents=True, exist_ok=True)
+        (zap / rel).write_text(text)
+    bazel = str(checkout / "tools" / "bazel")
+    try:
+        proc = _run(
+            checkout, bazel, "build", "--nobuild", "--keep_going", "//third_device/torch_zap:all"
+        )
+        assert proc.returncode != 0
+        assert "is not visible from target '//third_device/torch_zap:" in proc.stderr
+        assert "@local_hip//:" in proc.stderr  # the toolkit is torch_hip's and torch_musa's
+        assert "//third_device/torch_cuda:csrc/" in proc.stderr  # its parent's sources too
+        # Visibility off: the aspect (fails analysis, naming the edge and the policy).
+        proc = _run(checkout, bazel, "build", "--nobuild", "--check_visibility=false",
+                    "--keep_going", "//third_device/torch_zap:all")  # fmt: skip
+        assert proc.returncode != 0
+        assert "layering_check" in proc.stderr and "torch_zap" in proc.stderr
+        assert "@local_hip" in proc.stderr or "torch_cuda" in proc.stderr
+        # The audit: violations, each with its rule.
+        proc = _run(checkout, str(checkout / "tools" / "torchsplit"), "audit")
+        assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
+        assert "torch_zap" in proc.stdout
+    finally:
+        shutil.rmtree(zap, ignore_errors=True)

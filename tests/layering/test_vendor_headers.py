@@ -8,8 +8,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from builds import REPO
-from torchsplit.audit.auditor import AuditResult, Auditor, own_header
-from torchsplit.audit.policy import load_policy
+from torchsplit.audit.auditor import Auditor, AuditResult, own_header
 from torchsplit.backend import policy_edit
 
 MUSA = policy_edit.Grant("torch_musa", "torch_hip", "torch_cuda", ("hipify_sources",))

@@ -84,7 +84,8 @@ def test_the_edited_policy_still_loads_in_rules_bzl_as_the_aspect_reads_it() -> 
 
 
 @pytest.mark.skipif(
-    not (REPO / "node_modules/.bin/buildifier").exists(), reason="no buildifier (tools/dev bootstrap)"
+    not (REPO / "node_modules/.bin/buildifier").exists(),
+    reason="no buildifier (tools/dev bootstrap)",
 )
 def test_the_edited_policy_is_formatted_as_lint_wants(tmp_path: Path) -> None:
     edited = tmp_path / "policy.bzl"
@@ -210,7 +211,9 @@ def test_new_backend_writes_the_grant_and_refuses_a_stale_one(
     assert seen["policy"] == (checkout / policy_edit.POLICY).read_text()
     policy = load_policy(checkout / policy_edit.POLICY)
     assert policy.toolkits["torch_musa"] == policy.toolkits["torch_hip"]
-    assert drift(read_workspace(checkout / "WORKSPACE"), read_module(checkout / "MODULE.bazel")) == []
+    assert (
+        drift(read_workspace(checkout / "WORKSPACE"), read_module(checkout / "MODULE.bazel")) == []
+    )
 
     # Again: the backend exists. With its directory removed by hand: the stale entries.
     assert main(argv) == 2
@@ -225,5 +228,5 @@ def test_new_backend_writes_the_grant_and_refuses_a_stale_one(
 
 
 def test_parse_policy_names_the_text_it_was_given() -> None:
-    with pytest.raises(TorchsplitError, match="edited.bzl: cannot evaluate"):
+    with pytest.raises(TorchsplitError, match=r"edited\.bzl: cannot evaluate"):
         parse_policy("TOOLKITS = {\n", "edited.bzl")

@@ -16,11 +16,12 @@ DESCRIPTION = (
     "device type, extension, process-group backend, environment variables, classes, files), "
     "after checking each name is free. With --from torch_cuda --translate hip, a backend "
     "derived from torch_cuda instead: its sources translated to HIP at build time, like "
-    "torch_hip (docs/torch_hip.md), and an entry in the layering policy's DERIVED_BACKENDS. A "
+    "torch_hip (docs/torch_hip.md), with entries in the layering policy's DERIVED_BACKENDS and "
+    "TOOLKITS (the model's toolkit) and MODULE.bazel's toolkit visibility kept in step. A "
     "template that needs a toolkit is never copied. The backend is rendered and formatted in a "
     "scratch directory and built from there (bazel --package_path), its layering graph test, "
     "source lists and import checked, and only then written into the tree; the layering audit "
-    "runs last, and a failure removes it again."
+    "runs last, and a failure removes it again and restores every file it changed."
 )
 
 EXIT_CODES = """exit status:
