@@ -163,24 +163,52 @@ def test_a_hand_made_derived_backend_is_refused_three_ways(checkout: Path) -> No
     for rel, text in generate.render_derived(checkout, derivation, names).items():
         (zap / rel).parent.mkdir(parents=True, exist_ok=True)
         (zap / rel).write_text(text)
+    # And, as a vendor might, the HIP toolkit used directly.
+    with (zap / "BUILD.bazel").open("a") as build:
+        build.write('\ncc_library(name = "hip_probe", deps = ["@local_hip//:headers"])\n')
     bazel = str(checkout / "tools" / "bazel")
+    target = "//third_device/torch_zap:all"
     try:
+        proc = _run(checkout, bazel, "build", "--nobuild", "--keep_going", target)
+        assert proc.returncode != 0
+        # Visibility: the toolkit is its backends' (TOOLKITS), torch_cuda's sources are
+        # exported to its derived backends only (DERIVED_BACKENDS).
+        err = proc.stderr
+        assert (
+            "target '@local_hip//:headers' is not visible from target "
+            "'//third_device/torch_zap:hip_probe'"
+        ) in err, err[-3000:]
+        assert "target '//third_device/torch_cuda:csrc/" in err
+        assert "is not visible from target '//third_device/torch_zap:aten_translated'" in err
+        # Visibility off: the aspect fails analysis, naming the edge and the policy rule.
         proc = _run(
-            checkout, bazel, "build", "--nobuild", "--keep_going", "//third_device/torch_zap:all"
-        )
+            checkout, bazel, "build", "--nobuild", "--keep_going", "--check_visibility=false",
+            target,
+        )  # fmt: skip
         assert proc.returncode != 0
-        assert "is not visible from target '//third_device/torch_zap:" in proc.stderr
-        assert "@local_hip//:" in proc.stderr  # the toolkit is torch_hip's and torch_musa's
-        assert "//third_device/torch_cuda:csrc/" in proc.stderr  # its parent's sources too
-        # Visibility off: the aspect (fails analysis, naming the edge and the policy).
-        proc = _run(checkout, bazel, "build", "--nobuild", "--check_visibility=false",
-                    "--keep_going", "//third_device/torch_zap:all")  # fmt: skip
-        assert proc.returncode != 0
-        assert "layering_check" in proc.stderr and "torch_zap" in proc.stderr
-        assert "@local_hip" in proc.stderr or "torch_cuda" in proc.stderr
-        # The audit: violations, each with its rule.
+        err = proc.stderr
+        assert (
+            "//third_device/torch_zap:hip_probe cannot depend on @local_hip//:headers (layering "
+            "policy rule repositories: @local_hip is not among the repositories this layer may "
+            "reach (REPOSITORIES, TOOLKITS))"
+        ) in err, err[-3000:]
+        assert (
+            "//third_device/torch_zap:aten_translated cannot depend on "
+            "//third_device/torch_cuda:csrc/aten/CUDAKernels.cpp (layering policy rule "
+            "backend-to-backend"
+        ) in err, err[-3000:]
+        # The audit: its graph and BUILD-file checks.
         proc = _run(checkout, str(checkout / "tools" / "torchsplit"), "audit")
         assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-2000:]
-        assert "torch_zap" in proc.stdout
+        out = proc.stdout
+        assert (
+            "VIOLATION [backend-to-backend] //third_device/torch_zap:aten_translated cannot "
+            "depend on //third_device/torch_cuda:csrc/aten/CUDAKernels.cpp"
+        ) in out, out[-3000:]
+        assert "VIOLATION [repositories] //third_device/torch_zap:" in out
+        assert "@local_hip is not among the repositories backend torch_zap may reach" in out
+        assert "torch_zap -> @local_hip: @local_hip//:headers is in @local_hip" in out
+        # Its own headers (Nccl.h, NvtxRange.h, translated) are not vendor SDK headers.
+        assert "0 header violation(s)" in out
     finally:
         shutil.rmtree(zap, ignore_errors=True)
