@@ -238,8 +238,9 @@ def toolkit_repositories(backend):
 def toolkit_visibility(repository):
     """Visibility of a toolkit repository's targets: the backends it belongs to.
 
-    WORKSPACE passes it to the repository rules (rules_cuda_dependencies,
-    cuda_wheels), so visibility (layer 1) enforces TOOLKITS too.
+    WORKSPACE loads it and passes it to the repository rules
+    (rules_cuda_dependencies, cuda_wheels, rules_hip_dependencies), so
+    visibility (layer 1) enforces TOOLKITS too, read from the policy itself.
 
     Args:
       repository: the toolkit repository's name, e.g. "local_cuda".
