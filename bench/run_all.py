@@ -319,7 +319,9 @@ def bench_ops() -> str:
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "bench_ops.py")], capture_output=True, text=True
     )
-    return proc.stdout if proc.returncode == 0 else f"not measured: {proc.stderr.strip()}"
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip() or f"bench_ops.py exited {proc.returncode}")
+    return proc.stdout
 
 
 def _remote(work: Path, tiny: bool) -> str:
@@ -377,14 +379,15 @@ def pick(only: str | None, tiny: bool) -> list[tuple[int, Section]]:
 
 def run_sections(
     chosen: list[tuple[int, Section]], work: Path, tiny: bool, head: str
-) -> tuple[list[str], int]:
-    """Markdown of every chosen section; a failing one is reported, not fatal.
+) -> tuple[list[str], list[str]]:
+    """Markdown of every chosen section and the titles of those that failed; a failing
+    one is reported, not fatal.
 
     Each section is stamped with its own commit, date and load: with --replace the
     document mixes sections measured at different times.
     """
     out: list[str] = []
-    failed = 0
+    failed: list[str] = []
     for n, section in chosen:
         stamp = (
             f"*Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC at "
@@ -394,7 +397,7 @@ def run_sections(
         try:
             body = section.run(work / section.key, tiny)
         except Exception as exc:  # report, keep going: one broken benchmark loses one section
-            failed += 1
+            failed.append(section.title)
             body = f"*Not measured: the benchmark failed ({type(exc).__name__}: {exc}).*"
             print(f"run_all: section {section.key} failed: {exc}", file=sys.stderr, flush=True)
         out += [f"## {n}. {section.title}\n", section.note, stamp, body, ""]
@@ -430,11 +433,18 @@ def _split_sections(text: str) -> tuple[list[str], dict[str, str]]:
     return head, sections
 
 
-def merge(existing: str, fresh: list[str], chosen: list[tuple[int, Section]]) -> list[str]:
+def merge(
+    existing: str, fresh: list[str], chosen: list[tuple[int, Section]], failed: list[str]
+) -> list[str]:
     """Replaces the chosen sections in an existing document and keeps every other one
-    (SECTIONS' first, then sections other scripts wrote), renumbered in that order."""
+    (SECTIONS' first, then sections other scripts wrote), renumbered in that order.
+    A chosen section that failed keeps its earlier text where there is one: a failed
+    run does not replace earlier figures with an error."""
     _, old = _split_sections(existing)
     _, new = _split_sections("\n".join(fresh))
+    for title in failed:
+        if title in old:
+            new.pop(title, None)
     order = [s.title for s in SECTIONS] + [t for t in old if t not in {s.title for s in SECTIONS}]
     out: list[str] = []
     number = 0
@@ -499,7 +509,7 @@ def main(argv: list[str]) -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.replace and Path(args.out).exists():
-        body = merge(Path(args.out).read_text(), body, chosen)
+        body = merge(Path(args.out).read_text(), body, chosen, failed)
     write_output(args.out, "\n".join(doc + body) + "\n")
     print(f"wrote {args.out}")
     return 1 if failed else 0

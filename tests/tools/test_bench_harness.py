@@ -113,3 +113,20 @@ def test_replace_keeps_another_scripts_markers_with_its_section(
     assert "| new one |" in doc and "| old one |" not in doc
     assert doc.count("<!-- theirs:begin -->") == 1 and doc.count("<!-- theirs:end -->") == 1
     assert doc.index("| new one |") < doc.index("<!-- theirs:begin -->") < doc.index("## 2. Theirs")
+
+
+def test_replace_keeps_a_failed_sections_earlier_figures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # bench_ops without a wheel in dist/ once replaced section 6's table with its error.
+    def boom(work: Path, tiny: bool) -> str:
+        raise RuntimeError("no torch_core wheel in dist/")
+
+    sections = [run_all.Section("one", "One", "note one\n", boom, True)]
+    monkeypatch.setattr(run_all, "SECTIONS", sections)
+    out = tmp_path / "b.md"
+    out.write_text("# Build benchmarks\n\n## 1. One\n\n| old one |\n")
+    assert run_all.main(["--tiny", "--only", "one", "--replace", "--out", str(out)]) == 1
+    doc = out.read_text()
+    assert "| old one |" in doc
+    assert "Not measured" not in doc
