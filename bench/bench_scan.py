@@ -6,7 +6,7 @@ Usage: python3 bench/bench_scan.py [--tree DIR] [--repeat N] [--jobs N]
 Corpora: the installed torch wheel's package (``include/`` and the Python package, every
 suffix the scanner reads) and, when present, a real PyTorch source tree's ``c10/``,
 ``aten/src/ATen/`` and ``torch/`` (``.cpp .cu .cuh .h .py``; default
-``~/.cache/torchsplit/upstream/2.6.0/pytorch-v2.6.0``, as ``tools/torchsplit upstream
+``~/.cache/torchsplit/upstream/2.6.0``, as ``tools/torchsplit upstream
 fetch`` unpacks it). Each command runs ``--repeat`` times in a row, interleaved with the
 others; the table gives the median wall time and the median CPU time (user + system of
 the command and every process it started), and the CPU time as a multiple of the
@@ -96,7 +96,7 @@ for root in sys.argv[1:]:
                     n = sum(1 for ln in f if WORDS.search(ln.lower())); hits += n; files += n > 0
 print(f"{{hits}} matching lines in {{files}} files")
 """
-DEFAULT_TREE = Path.home() / ".cache" / "torchsplit" / "upstream" / "2.6.0" / "pytorch-v2.6.0"
+DEFAULT_TREE = Path.home() / ".cache" / "torchsplit" / "upstream" / "2.6.0"
 TREE_ROOTS = ("c10", "aten/src/ATen", "torch")
 TREE_SUFFIXES = (".cpp", ".cu", ".cuh", ".h", ".py")
 

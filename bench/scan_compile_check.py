@@ -2,8 +2,8 @@
 
 Usage: python3 bench/scan_compile_check.py [TREE] [--jobs N]
 
-TREE is a real PyTorch source tree (default: ``~/.cache/torchsplit/upstream/2.6.0/
-pytorch-v2.6.0``, where ``tools/torchsplit upstream fetch`` unpacks PyTorch 2.6.0). The
+TREE is a real PyTorch source tree (default: ``~/.cache/torchsplit/upstream/2.6.0``,
+where ``tools/torchsplit upstream fetch`` unpacks PyTorch 2.6.0). The
 script runs the plan over the tree's ``c10/``, ``aten/src/ATen/`` and ``torch/`` as the
 CLI would, then compiles every c10 core source (``c10/{core,util,macros,mobile}/**/*.cpp``)
 with g++ while the CUDA toolkit is hidden (``tests/bazel/hide_cuda.py`` in a private
@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "tools" / "python"))
 from torchsplit.scan.plan import build_plan  # noqa: E402
 from torchsplit.scan.scanner import scan_tree  # noqa: E402
 
-DEFAULT_TREE = Path.home() / ".cache" / "torchsplit" / "upstream" / "2.6.0" / "pytorch-v2.6.0"
+DEFAULT_TREE = Path.home() / ".cache" / "torchsplit" / "upstream" / "2.6.0"
 ROOTS = ("c10", "aten/src/ATen", "torch")
 SUFFIXES = (".cpp", ".cu", ".cuh", ".h", ".py")
 CORE_DIRS = ("c10/core", "c10/util", "c10/macros", "c10/mobile")

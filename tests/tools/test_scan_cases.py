@@ -382,3 +382,24 @@ def test_negative_limit_is_an_error(tmp_path, capsys):
 def test_finding_has_no_instance_dict():
     (finding,) = scan_c_text("kCUDA;\n", "a.cpp")
     assert not hasattr(finding, "__dict__")
+
+
+def test_argument_comment_naming_a_vendor_parameter_is_code():
+    # f(x, /*is_cuda=*/true) calls the overload whose parameter names CUDA: a CPU kernel
+    # asking for CUDA's accumulate type is an edit, not a mention (2.6's
+    # cpu/ScatterGatherKernel.cpp was "mentions only" for it)
+    text = (
+        "auto t = toAccumulateType(s, /*is_cuda=*/true);\n"  # 1: code
+        "g(x,\n  /* use_hip = */ false);\n"  # 3: code, after a line break
+        "/*is_cuda=*/\n"  # 4: not at an argument: prose
+        "h(1); /* cuda tensors here */\n"  # 5: prose
+    )
+    found = scan_c_text(text, "cpu/Kernel.cpp")
+    assert [(f.line, f.column, f.category, f.message, f.families) for f in found] == [
+        (1, 30, "vendor-identifier", "passes argument is_cuda", ("cuda",)),
+        (3, 3, "vendor-identifier", "passes argument use_hip", ("rocm",)),
+        (4, 1, "comment-mention", "comment mentions cuda", ("cuda",)),
+        (5, 7, "comment-mention", "comment mentions cuda", ("cuda",)),
+    ]
+    python = scan_python_text("f(1)  # /*is_cuda=*/\n", "m.py")
+    assert [f.category for f in python] == ["comment-mention"]

@@ -177,3 +177,31 @@ def test_text_report_sections(tree, capsys):
 def test_header_directory_base_marks_third_party(tree, capsys):
     data = _plan(capsys, tree / "include", "--base", str(tree / "include"))
     assert [f["path"] for f in data["third_party"]] == ["fmt/base.h"]
+
+
+def test_a_header_follows_its_cu_source_unless_a_host_source_shares_it(tmp_path, capsys):
+    # 2.6's c10d/quantization/quantization_gpu.h declares only the kernels of
+    # quantization_gpu.cu; intra_node_comm.hpp also serves intra_node_comm.cpp
+    files = {
+        "c10d/quant_gpu.h": "at::Tensor to_bf16_cuda(const at::Tensor& t);\n",
+        "c10d/quant_gpu.cu": "at::Tensor to_bf16_cuda(const at::Tensor& t) { return t; }\n",
+        "c10d/comm.hpp": "bool use_cuda_p2p();\n",
+        "c10d/comm.cu": "bool use_cuda_p2p() { return true; }\n",
+        "c10d/comm.cpp": '#include "comm.hpp"\nint n = 1;\n',
+        "c10d/Plain.h": "int plain();\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    data = _plan(capsys, tmp_path)
+    moves = {m["path"]: m["criterion"] for m in data["moves"]}
+    assert moves == {
+        "c10d/quant_gpu.cu": ".cu file",
+        "c10d/quant_gpu.h": "header of a .cu file",
+        "c10d/comm.cu": ".cu file",
+    }
+    assert set(_edits(data)) == {"c10d/comm.hpp"}
+    # with reorg's move set given, only that set moves
+    (tmp_path / "moves.tsv").write_text("c10d/quant_gpu.cu\tthird_device/torch_cuda/q.cu\n")
+    data = _plan(capsys, tmp_path, "--moves", str(tmp_path / "moves.tsv"))
+    assert {m["path"] for m in data["moves"]} == {"c10d/quant_gpu.cu"}

@@ -237,6 +237,8 @@ def build_plan(
     """Bucket ``files``; ``paths`` (every scanned file) adds the moves without findings."""
     plan = Plan(max_per_file=max_per_file)
     by_path = {r.path: r for r in files}
+    paths = list(paths)
+    following = {} if moves_tsv is not None else _headers_of_cu_files(paths)
     for path in paths:
         result = by_path.get(path)
         if result is not None and (result.error or result.note):
@@ -246,7 +248,7 @@ def build_plan(
                 plan.third_party[path] = _edit(result)
             continue
         template = _template_of(result, path)
-        move = move_of(result, path, moves_tsv)
+        move = move_of(result, path, moves_tsv) or following.get(path)
         if move is not None:
             if not _in_view(move, family, result):
                 plan.other_backend[path] = move
@@ -270,6 +272,32 @@ def build_plan(
         elif result.total:
             plan.mentions[path] = PlanFile(result.findings, result.total, result.category_counts())
     return plan
+
+
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh")
+_SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".cxx", ".mm")
+HEADER_OF_CU = "header of a .cu file"
+
+
+def _headers_of_cu_files(paths: list[str]) -> dict[str, Move]:
+    """A header that follows its ``.cu`` source out of core: ``X.h`` beside ``X.cu``.
+
+    Only when no ``X.cpp`` (or another host source) sits beside them: a header shared by
+    a host source and a kernel (``intra_node_comm.hpp``) stays, and its couplings are edits.
+    """
+    stems: dict[str, set[str]] = {}
+    for path in paths:
+        stem, suffix = os.path.splitext(path)
+        stems.setdefault(stem, set()).add(suffix)
+    moves: dict[str, Move] = {}
+    for stem, suffixes in stems.items():
+        if ".cu" not in suffixes or suffixes & set(_SOURCE_SUFFIXES):
+            continue
+        hit = vendors.move_family(stem + ".cu")
+        family = hit[0] if hit is not None else "cuda"
+        for suffix in suffixes & set(_HEADER_SUFFIXES):
+            moves[stem + suffix] = Move(HEADER_OF_CU, family)
+    return moves
 
 
 def _template_of(result: FileResult | None, path: str) -> str | None:

@@ -863,6 +863,15 @@ def _words(text: str, spans: list[tuple[int, int]]) -> dict[str, str]:
     return found
 
 
+# an argument-name comment, clang-tidy's bugprone-argument-comment form: f(x, /*is_cuda=*/true)
+_ARGUMENT_COMMENT = re.compile(r"/\*[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*\*/")
+
+
+def _at_argument(text: str, start: int) -> bool:
+    """Whether ``text[start]`` begins an argument: after ``(``, ``,`` or ``{``."""
+    return text[max(0, start - 256) : start].rstrip()[-1:] in ("(", ",", "{")
+
+
 def _report_tokens(
     text: str,
     tokens: Tokens,
@@ -882,6 +891,24 @@ def _report_tokens(
         start = tokens.starts[index]
         if kind == COMMENT:
             first_line, col = lines.locate(start)
+            argument = (
+                _ARGUMENT_COMMENT.fullmatch(text, start, tokens.ends[index])
+                if skip is not None
+                else None
+            )
+            if argument is not None and _at_argument(text, start):
+                # f(x, /*is_cuda=*/true): the comment names the callee's parameter, and
+                # so the call depends on a vendor-named parameter (code, not prose)
+                name = argument.group(1)
+                add(
+                    first_line,
+                    col,
+                    "vendor-identifier",
+                    f"passes argument {name}",
+                    families_of(name),
+                    line_start=start - col + 1,
+                )
+                continue
             by_line: dict[int, tuple[int, list[tuple[int, int]]]] = {}
             for span in spans:
                 line_no, span_col = lines.locate(span[0])
