@@ -67,7 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     tree: Path = args.tree
     if not (tree / "tools" / "bazel").exists():
-        sys.stderr.write(f"bench_upstream_build: {tree} is no restructured tree: run tools/dev upstream\n")
+        sys.stderr.write(f"bench_upstream_build: no restructured tree at {tree}\n")
         return 2
     load = os.getloadavg()
     print(f"tree: {tree} (HEAD {_git(tree, 'rev-parse', '--short=12', 'HEAD')})")
