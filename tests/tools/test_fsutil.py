@@ -6,7 +6,9 @@ import os
 import signal
 import stat
 import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -150,6 +152,55 @@ def test_a_terminated_run_cleans_up_and_keeps_the_previous_set(tmp_path: Path) -
     assert (out / "a.txt").read_text() == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # handler restored
+
+
+KILLED_RUN = """
+import os, sys, time
+from pathlib import Path
+from torchsplit.fsutil import replace_directory
+
+def build(staging: Path) -> None:
+    (staging / "a.txt").write_text("half")
+    if sys.argv[2] == "swap":  # stop between moving the old set aside and the new into place
+        import torchsplit.fsutil as fsutil
+        real = os.rename
+        def rename(src, dst):
+            real(src, dst)
+            if str(dst).endswith(".old"):
+                print("swapping", flush=True)
+                time.sleep(60)
+        fsutil.os.rename = rename
+    else:
+        print("writing", flush=True)
+        time.sleep(60)
+
+replace_directory(sys.argv[1], build)
+"""
+
+
+@pytest.mark.parametrize("moment", ["write", "swap"])
+def test_a_sigkilled_run_leaves_nothing_beside_the_output(tmp_path: Path, moment: str) -> None:
+    """SIGKILL reaches no handler: the watchdog removes the half-written set at once (and,
+    killed mid-swap, puts the previous set back), before any next run."""
+    out = tmp_path / "out"
+    write_tree(out, {"a.txt": "first"})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "tools/python")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUN, str(out), moment],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() in ("writing", "swapping")
+    assert any(p.name.endswith((".new", ".old")) for p in tmp_path.iterdir())
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and sorted(p.name for p in tmp_path.iterdir()) != ["out"]:
+        time.sleep(0.05)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert (out / "a.txt").read_text() == "first"
 
 
 def test_a_symlinked_out_stays_a_symlink(tmp_path: Path) -> None:

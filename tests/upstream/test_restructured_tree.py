@@ -58,8 +58,9 @@ def _git(*args: str) -> str:
 
 
 @contextmanager
-def _edited(path: str, old: str, new: str) -> Iterator[None]:
-    """``old`` replaced by ``new`` in the tree's ``path`` for the block, then reverted."""
+def _edited(path: str, old: str, new: str, added: Path | None = None) -> Iterator[None]:
+    """``old`` replaced by ``new`` in the tree's ``path`` for the block, then reverted (and
+    ``added``, a file the caller wrote for the block, removed)."""
     file = TREE / path
     text = file.read_text(encoding="utf-8")
     assert old in text, f"{path} no longer has {old!r}"
@@ -68,6 +69,8 @@ def _edited(path: str, old: str, new: str) -> Iterator[None]:
         yield
     finally:
         _git("checkout", "-q", "--", path)
+        if added is not None:
+            added.unlink(missing_ok=True)
     assert not _git("status", "--porcelain")
 
 
@@ -157,22 +160,19 @@ def test_a_core_dependency_on_torch_cuda_fails_visibility_and_the_audit() -> Non
     )
 
 
-@pytest.mark.xfail(
-    reason="a .cu in a core target's srcs: the analysis-time check and the audit's come with "
-    "issue 24's change to tools/layering and the audit (the tree copies both as they are)",
-    strict=False,
-)
 def test_a_cu_file_in_a_core_target_fails_analysis_and_the_audit() -> None:
     kernel = TREE / "c10/core/Injected.cu"
-    kernel.write_text("__global__ void injected() {}\n", encoding="utf-8")
     old = '"impl/*.cpp",\n            ],\n            exclude = [\n'
     old += '                "CPUAllocator.cpp",'
     new = old.replace('"impl/*.cpp",', '"impl/*.cpp",\n                "*.cu",')
+    kernel.write_text("__global__ void injected() {}\n", encoding="utf-8")
     try:
-        with _edited("c10/core/build.bzl", old, new):
+        with _edited("c10/core/build.bzl", old, new, added=kernel):
             build = _bazel("build", "--nobuild", "//c10/core:base")
             audit = _audit()
     finally:
-        kernel.unlink()
-    assert build.returncode != 0 and "Injected.cu" in build.stderr
-    assert audit.returncode == 1 and "c10/core" in audit.stdout and "Injected.cu" in audit.stdout
+        kernel.unlink(missing_ok=True)
+    assert build.returncode != 0, build.stderr[-2000:]
+    assert "c10/core/Injected.cu" in build.stderr and "device source" in build.stderr
+    assert audit.returncode == 1, audit.stdout + audit.stderr
+    assert "//c10/core:base" in audit.stdout and "Injected.cu" in audit.stdout

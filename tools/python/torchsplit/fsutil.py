@@ -14,7 +14,8 @@ An output *set* (``write_tree``, ``replace_directory``) is built in a temporary 
 directory and renamed into place, so a failed run leaves the previous outputs as they
 were and no stale file of an earlier run survives beside fresh ones. A directory
 torchsplit did not write, or one with files a user added since, is never replaced
-without ``--force``; a killed run's temporaries are removed by the next run.
+without ``--force``; a killed run's temporaries are removed at once by a watchdog
+process (``_Watchdog``), or, should it die too, by the next run.
 
 Every OS-level problem becomes a :class:`TorchsplitError` naming the path.
 """
@@ -28,6 +29,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -250,6 +252,67 @@ def _terminations_raise() -> Iterator[None]:
             signal.signal(sig, previous)
 
 
+# The watchdog's program: it reads its stdin to the end. "done" means the run finished
+# and cleaned up after itself; anything else (end of file without it: the run was killed,
+# even by SIGKILL, which no handler sees) means clean up for it, under the parent's lock:
+# put a swapped-out previous output back ("old PATH", when the target is gone) or remove
+# it, and remove the half-written staging directory.
+_WATCHDOG = """
+import fcntl, os, shutil, sys
+parent, staging, target = sys.argv[1:4]
+lines = sys.stdin.read().splitlines()
+if "done" not in lines:
+    fd = os.open(parent, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    for line in lines:
+        if line.startswith("old "):
+            old = line[4:]
+            if os.path.isdir(old) and not os.path.lexists(target):
+                os.rename(old, target)
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+    if os.path.isdir(staging) and not os.path.islink(staging):
+        shutil.rmtree(staging, ignore_errors=True)
+"""
+
+
+class _Watchdog:
+    """A small process that outlives a killed run and removes its temporaries at once, so
+    that not even SIGKILL leaves ``.NAME.*.new`` beside the output. In a session of its own:
+    a signal to the run's process group does not reach it."""
+
+    def __init__(self, parent: Path, staging: Path, target: Path) -> None:
+        self._proc: subprocess.Popen[bytes] | None
+        try:
+            argv = [sys.executable, "-I", "-S", "-c", _WATCHDOG, str(parent), str(staging)]
+            self._proc = subprocess.Popen(
+                [*argv, str(target)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        except OSError:
+            self._proc = None  # no watchdog: the next run removes the leftovers
+
+    def tell(self, line: str) -> None:
+        if self._proc is not None and self._proc.stdin is not None:
+            try:
+                self._proc.stdin.write(line.encode() + b"\n")
+                self._proc.stdin.flush()
+            except OSError:
+                pass
+
+    def done(self) -> None:
+        """The run cleaned up after itself (or succeeded): the watchdog exits, touching nothing."""
+        if self._proc is None:
+            return
+        self.tell("done")
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        self._proc.wait()
+
+
 def _remove_leftovers(parent: Path, name: str) -> None:
     """Temporary siblings of a run that was killed (under the lock, so none is live)."""
     for pattern in (f".{name}.*.new", f".{name}.*.old"):
@@ -275,8 +338,9 @@ def replace_directory(
       with uncommitted changes or commits of its own since.
     * The mark records what was written (and a repository's HEAD) for the next run.
     * A failed, interrupted or terminated run removes its temporary directory and leaves
-      the previous ``out_dir`` as it was; a killed run's leftovers are removed by the
-      next run.
+      the previous ``out_dir`` as it was; a killed run's (SIGKILL) are removed at once by
+      its watchdog process, the previous set put back if it was moved aside, and by the
+      next run should the watchdog be gone too.
     """
     target = Path(out_dir)
     if target.is_symlink():
@@ -295,6 +359,7 @@ def replace_directory(
             staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".new", dir=parent))
         except OSError as exc:
             raise _io_error(target, exc, "create a directory beside") from exc
+        watchdog = _Watchdog(parent, staging, target)
         try:
             os.chmod(staging, 0o777 & ~_umask())
             build(staging)
@@ -304,21 +369,24 @@ def replace_directory(
                 record["head"] = state[0]
             (staging / mark).parent.mkdir(parents=True, exist_ok=True)
             write_output(staging / mark, json.dumps(record, indent=0) + "\n")
-            _swap_into_place(staging, target)
+            _swap_into_place(staging, target, watchdog)
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)
             raise _io_error(target, exc, "write the output directory") from exc
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
+        finally:
+            watchdog.done()
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
+def _swap_into_place(staging: Path, target: Path, watchdog: _Watchdog) -> None:
     if not target.exists():
         os.rename(staging, target)
         return
     old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
     os.rmdir(old)
+    watchdog.tell(f"old {old}")
     os.rename(target, old)
     try:
         os.rename(staging, target)

@@ -34,6 +34,7 @@ from torchsplit.audit.layers import Layers
 from torchsplit.audit.policy import Pair, Pattern, Policy, expand
 from torchsplit.audit.sources import check_sources
 from torchsplit.bazel_run import Bazel, BazelFailed, error_lines
+from torchsplit.errors import TorchsplitError
 from torchsplit.scan.scanner import MovedFiles, iter_files, scan_paths
 
 # The scanner's include categories: a vendor header, a torch backend header, a moved file.
@@ -318,12 +319,17 @@ class Auditor:
         root = self.bazel.workspace
         if (root / "bazel-out").exists():
             return root
-        return Path(self.bazel.lines("info", "execution_root", *self.cquery_flags)[0])
+        lines = self.bazel.lines("info", "execution_root", *self.cquery_flags)
+        if not lines:
+            raise TorchsplitError("`bazel info execution_root` printed nothing")
+        return Path(lines[0])
 
     def _artifacts(self, result: AuditResult, newer_than: float | None = None) -> None:
         from torchsplit.audit.artifacts import check_artifacts
 
         assert self.layers is not None
+        if not self.actions:
+            return  # nothing links: no artifact to read, no execution root to ask for
         outputs = action_graph.link_outputs(self.actions, self.execroot())
         found, result.artifacts_read = check_artifacts(
             outputs, self.layers, self.policy, newer_than=newer_than

@@ -279,17 +279,11 @@ def derived_backend(root: Path) -> None:
     edit(
         root,
         "tools/layering/policy.bzl",
-        "DERIVED_BACKENDS = {}\n",
-        'DERIVED_BACKENDS = {"torch_dx": {"from": "torch_emu", "via": ["genrule"]}}\n',
+        "DERIVED_BACKENDS = {\n",  # torchsplit's own torch_hip stays beside it
+        'DERIVED_BACKENDS = {\n    "torch_dx": {"from": "torch_emu", "via": ["genrule"]},\n',
     )
-    edit(
-        root,
-        "third_device/torch_emu/BUILD.bazel",
-        'device_backend(\n    name = "torch_emu",\n',
-        'exports_files(\n    ["csrc/framework/EmuDriver.cpp"],\n'
-        '    visibility = ["//third_device/torch_dx:__pkg__"],\n)\n\n'
-        'device_backend(\n    name = "torch_emu",\n',
-    )
+    # No exports_files of its own: device_backend() exports torch_emu's sources to the
+    # backends the policy derives from it (derived_readers), torch_dx now among them.
     (root / "third_device" / "torch_dx").mkdir()
     (root / "third_device" / "torch_dx" / "BUILD.bazel").write_text(
         "# A derived backend: its sources are translated from torch_emu's.\n"

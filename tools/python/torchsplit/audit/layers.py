@@ -131,6 +131,7 @@ class Layers:
     policy: Policy
     backends: dict[str, Backend]
     core_roots: tuple[str, ...]
+    packages: frozenset[str] = frozenset()
     _by_module: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -142,7 +143,7 @@ class Layers:
                 if policy.layer_of("", p) == "core" and not policy.is_exempt("", p)
             }
         )
-        layers = cls(policy, discover_backends(root), tuple(core))
+        layers = cls(policy, discover_backends(root), tuple(core), frozenset(packages))
         for backend in layers.backends.values():
             for name in backend.names:
                 layers._by_module.setdefault(name, backend.name)
@@ -152,6 +153,8 @@ class Layers:
         """The layer a workspace-relative file belongs to, None outside core and backends."""
         top = rel.split("/", 1)[0]
         if top in self.core_roots:
+            if self.exempt(rel):
+                return None
             return Layer("core", "core", (), top)
         parts = rel.split("/")
         if top == "third_device" and len(parts) > 2 and parts[1] in self.backends:
@@ -159,6 +162,17 @@ class Layers:
             vendors = self.policy.vendors_of("backend", name)
             return Layer(name, "backend", vendors, f"third_device/{name}")
         return None
+
+    def exempt(self, rel: str) -> bool:
+        """Whether the file ``rel`` (workspace-relative) sits in a package the policy exempts,
+        as //c10/test/... is inside core's //c10/...: its package is the deepest known package
+        above it; with none known, any exempt directory above it."""
+        ancestors = rel.split("/")[:-1]
+        dirs = ["/".join(ancestors[:n]) for n in range(len(ancestors), 0, -1)]
+        for d in dirs:
+            if d in self.packages:
+                return self.policy.is_exempt("", d)
+        return any(self.policy.is_exempt("", d) for d in dirs)
 
     def roots(self) -> list[tuple[str, Layer]]:
         """(workspace-relative directory, layer) for core's roots and every backend."""

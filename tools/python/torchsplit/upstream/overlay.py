@@ -191,9 +191,13 @@ POLICY = render_policy(
     _POLICY_DOC,
     core=["//c10/...", "//core/..."],
     core_repositories=_CORE_REPOSITORIES,
-    toolkits={"torch_cuda": (_CUDA_TOOLKIT, ["cuda"])},
+    # torch_cuda names both vendors: PyTorch's c10/cuda spells HIP/ROCm headers and macros
+    # (hipified builds share its sources), so ROCm is part of its toolkit here.
+    toolkits={"torch_cuda": (_CUDA_TOOLKIT, ["cuda", "rocm"])},
     toolkit_rules=True,
-    exempt=["//third_party/...", "//tools/..."],
+    # c10/test is PyTorch's tests of c10, not core: they name devices ("cuda" strings,
+    # kCUDA cases) as test data, and nothing in core depends on them.
+    exempt=["//c10/test/...", "//third_party/...", "//tools/..."],
     core_needed=_CORE_NEEDED,
 )
 
