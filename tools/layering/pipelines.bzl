@@ -16,26 +16,36 @@ PIPELINES = [
         "name": "core",
         "paths": ["core/", "tests/core/", "tests/jit/", "tests/distributed/", "tests/backends/"],
         "pytest": ["tests/core", "tests/jit", "tests/distributed"],
-        "tests": ["//tests:core_test", "//tests:jit_test"],
+        "tests": [
+            "//tests:conformance_test",
+            "//tests:core_test",
+            "//tests:distributed/*",
+            "//tests:jit_test",
+        ],
     },
     {
         "name": "{backend}",
         "paths": ["third_device/{backend}/", "tests/{backend}/"],
         "pytest": ["tests/{backend}"],
-        "tests": ["//tests:{backend}_test"],
+        "tests": ["//tests:{backend}_*", "//third_device/{backend}:*"],
     },
     {
         # The CLI, the audit and the checks that drive Bazel itself.
         "name": "tools",
         "paths": ["tools/", "tests/tools/", "tests/layering/", "tests/bazel/", "bench/", ".ci/"],
-        "pytest": ["tests/tools", "tests/layering", "tests/bazel"],
-        "tests": [],
+        "pytest": ["tests/tools", "tests/layering", "tests/bazel", "tests/install"],
+        "tests": [
+            "//tests:bazel/*",
+            "//tests:install/*",
+            "//tests:layering/*",
+            "//tests:tools/*",
+        ],
     },
     {
         "name": "docs-only",
         "paths": ["docs/", "README.md"],
-        "pytest": [],
-        "tests": [],
+        "pytest": ["tests/docs"],
+        "tests": ["//tests:docs/*"],
     },
 ]
 

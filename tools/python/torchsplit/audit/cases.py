@@ -279,8 +279,8 @@ def derived_backend(root: Path) -> None:
     edit(
         root,
         "tools/layering/policy.bzl",
-        "DERIVED_BACKENDS = {}\n",
-        'DERIVED_BACKENDS = {"torch_dx": {"from": "torch_emu", "via": ["genrule"]}}\n',
+        "DERIVED_BACKENDS = {\n",
+        'DERIVED_BACKENDS = {\n    "torch_dx": {"from": "torch_emu", "via": ["genrule"]},\n',
     )
     edit(
         root,
