@@ -41,7 +41,19 @@ def _materialize(srcdir: Path, manifest: Path, target: Path) -> None:
             destination.touch()
         else:
             shutil.copy2(srcdir / source, destination)
+    # A git repository with one commit, as a fresh clone is: copy_checkout, tools/dev
+    # lint and the mutation harness list the files through git.
+    identity = ["-c", "user.name=torchsplit tests", "-c", "user.email=tests@torchsplit.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "declared workspace"]):
+        subprocess.run(["git", *identity, *args], cwd=target, check=True, capture_output=True)
     tmp = Path(os.environ["TEST_TMPDIR"])
+    # A login shell's PATH, not `bazel test`'s /bin:/usr/bin:/usr/local/bin: Bazel's C++
+    # toolchain detection records where it found gcc (/usr/bin/gcc, not /bin/gcc), and
+    # that path is in every compile action's key: the nested build must hit the cache
+    # entries of a build run by hand.
+    os.environ["PATH"] = os.pathsep.join(
+        ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    )
     settings = [
         f"startup --output_user_root={tmp / 'bazel'}",
         # Servers of copies made from this one (their own output bases) go away by themselves.

@@ -8,7 +8,9 @@ selects a pipeline when a changed file reaches one of its test targets in the
 build graph (reverse dependencies over every select() branch), or when the file
 lies under one of its `paths`. "{backend}" is a placeholder: the entry is
 stamped out once per directory under third_device/, so a new vendor gets its
-own pipeline with no edit here.
+own pipeline with no edit here. A test entry ending in "*" stands for every
+test target whose label starts with the rest (tests/suites.bzl makes one target
+per test file: "//tests:tools/*").
 """
 
 PIPELINES = [
