@@ -1,8 +1,9 @@
 """One Bazel test target per test file: `bazel test //...` runs the whole suite.
 
-Each macro takes the file (relative to tests/) and names the target after it
-(`tools/test_scan.py` -> `//tests:tools/test_scan`), so adding a test file is
-one line in tests/BUILD.bazel. The kind says what the test may read, which is
+Each macro's `name` is the test file's path under tests/ without `.py`
+(`tools_test(name = "tools/test_scan")` runs tests/tools/test_scan.py as
+`//tests:tools/test_scan`), so adding a test file is one line in
+tests/BUILD.bazel. The kind says what the test may read, which is
 what its cached result depends on:
 
   runtime_test    imports torch_core and built backends (deps, not the tree)
@@ -13,7 +14,10 @@ what its cached result depends on:
                   loading the graph reads), with a nested Bazel whose output root
                   is under TEST_TMPDIR (tests/builds.py)
 
-Every target gets a size and a timeout. tests/tools/test_ownership.py fails
+Every target gets a size and a timeout. No __init__.py is added to the runfiles'
+directories (legacy_create_init = False): test directories stay plain directories,
+as in a checkout, so pytest puts each test's directory on sys.path (its helpers
+import by name) and fixture trees are read as they are. tests/tools/test_ownership.py fails
 when a tests/**/test_*.py file has no target.
 """
 
@@ -29,6 +33,9 @@ _TEST_BACKENDS = [
     "//tests:backends/_faulty_device.so",
 ]
 
+def _src(name):
+    return name + ".py"
+
 def _helpers(src):
     """The shared helpers, and the non-test Python files beside `src` (conftest, helpers)."""
     directory = src.rsplit("/", 1)[0]
@@ -37,16 +44,11 @@ def _helpers(src):
         exclude = [directory + "/test_*.py"],
     )
 
-def _target(src):
-    if not src.endswith(".py"):
-        fail("a test file ends with .py: " + src)
-    return src[:-len(".py")]
-
-def runtime_test(src, size = "small", timeout = None, deps = [], data = [], **kwargs):
+def runtime_test(name, size = "small", timeout = None, deps = [], data = [], **kwargs):
     """A test of the runtime: torch_core, torch_emu and the test-only backends.
 
     Args:
-      src: the test file, relative to tests/.
+      name: the test file's path under tests/, without ".py".
       size: Bazel test size.
       timeout: Bazel test timeout (default: the size's).
       deps: further py_library dependencies (e.g. another backend).
@@ -54,36 +56,35 @@ def runtime_test(src, size = "small", timeout = None, deps = [], data = [], **kw
       **kwargs: further pytest_test attributes (env, args, target_compatible_with).
     """
     pytest_test(
-        name = _target(src),
+        name = name,
         size = size,
         timeout = timeout,
-        srcs = [src] + _helpers(src),
+        srcs = [_src(name)] + _helpers(_src(name)),
         data = _TEST_BACKENDS + data,
         deps = _RUNTIME_DEPS + deps,
+        legacy_create_init = False,
         **kwargs
     )
 
-def tools_test(src, size = "small", timeout = None, data = [], **kwargs):
+def tools_test(name, size = "small", timeout = None, data = [], **kwargs):
     """A test of the torchsplit tools, on fixtures: no backend, no copy of the tree.
 
     Args:
-      src: the test file, relative to tests/.
+      name: the test file's path under tests/, without ".py".
       size: Bazel test size.
       timeout: Bazel test timeout.
       data: further runtime data.
       **kwargs: further pytest_test attributes.
     """
     pytest_test(
-        name = _target(src),
+        name = name,
         size = size,
         timeout = timeout,
-        srcs = [src] + _helpers(src),
+        srcs = [_src(name)] + _helpers(_src(name)),
         data = [
             "//tools/python:all_files",
             "//:tools_inputs",
         ] + native.glob(["tools/fixtures/**"]) + data,
-        # No __init__.py added to the runfiles' directories: the fixture trees are read
-        # as they are (a scanner counts their files).
         legacy_create_init = False,
         **kwargs
     )
@@ -97,7 +98,7 @@ BUILT = [
     "//third_device/torch_hip:all",
 ]
 
-def workspace_test(src, size = "large", timeout = None, docs = False, graph_only = False, build = [], tags = [], data = [], **kwargs):
+def workspace_test(name, size = "large", timeout = None, docs = False, graph_only = False, build = [], tags = [], data = [], **kwargs):
     """A test that runs Bazel (or tools/dev, tools/torchsplit) on a copy of the checkout.
 
     Its result is cached on every file of the workspace (//:workspace), so any
@@ -106,7 +107,7 @@ def workspace_test(src, size = "large", timeout = None, docs = False, graph_only
     and reads the machine's toolkits (the venv, the hermetic CUDA, hipcc).
 
     Args:
-      src: the test file, relative to tests/.
+      name: the test file's path under tests/, without ".py".
       size: Bazel test size.
       timeout: Bazel test timeout.
       docs: whether the test reads docs/ and README.md.
@@ -122,15 +123,16 @@ def workspace_test(src, size = "large", timeout = None, docs = False, graph_only
     if graph_only:
         workspace = "//:workspace_graph"
     pytest_test(
-        name = _target(src),
+        name = name,
         size = size,
         timeout = timeout,
-        srcs = [src] + _helpers(src),
+        srcs = [_src(name)] + _helpers(_src(name)),
         data = [workspace] + data,
         env = {
             "TORCHSPLIT_TEST_BUILD": " ".join(build),
             "TORCHSPLIT_TEST_WORKSPACE": workspace[len("//:"):] + ".manifest",
         },
         tags = ["no-sandbox"] + tags,
+        legacy_create_init = False,
         **kwargs
     )
