@@ -68,9 +68,7 @@ def read_events(path: Path) -> dict[str, TargetResult]:
         summary = event.get("testSummary")
         if summary is not None:
             label = event["id"]["testSummary"]["label"]
-            targets.setdefault(label, TargetResult(label)).status = summary.get(
-                "overallStatus", ""
-            )
+            targets.setdefault(label, TargetResult(label)).status = summary.get("overallStatus", "")
     return targets
 
 
