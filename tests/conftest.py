@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-# tests/ itself: under `bazel test` it is a package (Bazel adds __init__.py
-# files) and pytest does not put it on sys.path.
-# Not resolved: under `bazel test` this file is a symlink into the source tree, and the
-# test reads its runfiles (or its copy of the checkout), never the source tree.
+# tests/ itself, for `builds`. Not resolved: under `bazel test` this file is a symlink
+# into the source tree, and the test reads its runfiles (or its copy of the checkout),
+# never the source tree.
 if str(Path(__file__).absolute().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).absolute().parent))
 

@@ -14,10 +14,10 @@ what its cached result depends on:
                   loading the graph reads), with a nested Bazel whose output root
                   is under TEST_TMPDIR (tests/builds.py)
 
-Every target gets a size and a timeout. No __init__.py is added to the runfiles'
-directories (legacy_create_init = False): test directories stay plain directories,
-as in a checkout, so pytest puts each test's directory on sys.path (its helpers
-import by name) and fixture trees are read as they are. tests/tools/test_ownership.py fails
+Every target gets a size and a timeout. pytest_test adds no __init__.py to the
+runfiles' directories: test directories stay plain directories, as in a
+checkout, so pytest puts each test's directory on sys.path (its helpers import
+by name). tests/tools/test_ownership.py fails
 when a tests/**/test_*.py file has no target.
 """
 
@@ -62,7 +62,6 @@ def runtime_test(name, size = "small", timeout = None, deps = [], data = [], **k
         srcs = [_src(name)] + _helpers(_src(name)),
         data = _TEST_BACKENDS + data,
         deps = _RUNTIME_DEPS + deps,
-        legacy_create_init = False,
         **kwargs
     )
 
@@ -85,7 +84,6 @@ def tools_test(name, size = "small", timeout = None, data = [], **kwargs):
             "//tools/python:all_files",
             "//:tools_inputs",
         ] + native.glob(["tools/fixtures/**"]) + data,
-        legacy_create_init = False,
         **kwargs
     )
 
@@ -133,6 +131,5 @@ def workspace_test(name, size = "large", timeout = None, docs = False, graph_onl
             "TORCHSPLIT_TEST_WORKSPACE": workspace[len("//:"):] + ".manifest",
         },
         tags = ["no-sandbox"] + tags,
-        legacy_create_init = False,
         **kwargs
     )

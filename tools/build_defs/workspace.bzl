@@ -11,10 +11,11 @@ file names, not on every source file's content.
 
 # In a "graph" copy, what Bazel reads to load and query the graph keeps its content:
 # Starlark, the Bazel settings, the launcher, lock files (repository rules read
-# them), the offline rule repositories, and the torchsplit tools that query it.
+# them), the offline rule repositories, and the launchers and torchsplit tools
+# that query it.
 _GRAPH_NAMES = ["BUILD", "BUILD.bazel", "WORKSPACE", "MODULE.bazel", "bazel"]
 _GRAPH_SUFFIXES = [".bzl", ".txt", ".bazelrc", ".bazelversion", ".bazelignore", ".bazeliskrc"]
-_GRAPH_DIRS = ["tools/python/"]
+_GRAPH_DIRS = ["tools/python/", "tools/bazel", "tools/dev", "tools/torchsplit"]
 
 def _keeps_content(f, path):
     if f.owner.workspace_name:
