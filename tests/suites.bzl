@@ -10,7 +10,7 @@ what its cached result depends on:
   tools_test      the torchsplit tools (tools/python), tests/tools/fixtures
   workspace_test  runs Bazel or the repository's commands on a copy of the
                   checkout (//:workspace: every file but docs/ and README.md;
-                  docs = True adds them; graph_only = True keeps only what
+                  docs = [...] adds the documents it reads; graph_only keeps what
                   loading the graph reads), with a nested Bazel whose output root
                   is under TEST_TMPDIR (tests/builds.py)
 
@@ -22,6 +22,7 @@ when a tests/**/test_*.py file has no target.
 """
 
 load("//tools/build_defs:pytest.bzl", "pytest_test")
+load("//tools/build_defs:workspace.bzl", "workspace_manifest")
 
 _RUNTIME_DEPS = [
     "//core:torch_core",
@@ -32,6 +33,12 @@ _TEST_BACKENDS = [
     "//tests:backends/_fake_device.so",
     "//tests:backends/_faulty_device.so",
 ]
+
+def _runfiles_path(label):
+    """Where a manifest target of the root or tests package lies in the runfiles."""
+    if label.startswith("//:"):
+        return label[len("//:"):]
+    return "tests/" + label[len(":"):]
 
 def _src(name):
     return name + ".py"
@@ -96,11 +103,12 @@ BUILT = [
     "//third_device/torch_hip:all",
 ]
 
-def workspace_test(name, size = "large", timeout = None, docs = False, graph_only = False, build = [], tags = [], data = [], **kwargs):
+def workspace_test(name, size = "large", timeout = None, docs = [], graph_only = False, build = [], tags = [], data = [], **kwargs):
     """A test that runs Bazel (or tools/dev, tools/torchsplit) on a copy of the checkout.
 
     Its result is cached on every file of the workspace (//:workspace), so any
-    change to the tree reruns it; a docs-only change does not, unless docs = True.
+    change to the tree reruns it; a docs-only change does not, unless to a document
+    it names in docs.
     Tagged no-sandbox: the nested Bazel runs its own sandboxes and processes,
     and reads the machine's toolkits (the venv, the hermetic CUDA, hipcc).
 
@@ -108,7 +116,8 @@ def workspace_test(name, size = "large", timeout = None, docs = False, graph_onl
       name: the test file's path under tests/, without ".py".
       size: Bazel test size.
       timeout: Bazel test timeout.
-      docs: whether the test reads docs/ and README.md.
+      docs: the documents it reads (labels: "//:README.md", "//:docs/<file>.md"); a
+        change to any other document does not rerun it.
       graph_only: whether the test only loads and queries the graph (//:workspace_graph:
         every other file is an empty stand-in, so a change to a source file's content
         does not rerun it).
@@ -117,9 +126,18 @@ def workspace_test(name, size = "large", timeout = None, docs = False, graph_onl
       data: further runtime data.
       **kwargs: further pytest_test attributes (shard_count, args).
     """
-    workspace = "//:workspace_with_docs" if docs else "//:workspace"
     if graph_only:
         workspace = "//:workspace_graph"
+    elif docs:
+        # Its own manifest: the workspace plus the documents it reads, and no other.
+        workspace = ":%s.workspace" % name
+        workspace_manifest(
+            name = name + ".workspace",
+            srcs = ["//:all_files"] + docs,
+            testonly = True,
+        )
+    else:
+        workspace = "//:workspace"
     pytest_test(
         name = name,
         size = size,
@@ -128,7 +146,7 @@ def workspace_test(name, size = "large", timeout = None, docs = False, graph_onl
         data = [workspace] + data,
         env = {
             "TORCHSPLIT_TEST_BUILD": " ".join(build),
-            "TORCHSPLIT_TEST_WORKSPACE": workspace[len("//:"):] + ".manifest",
+            "TORCHSPLIT_TEST_WORKSPACE": _runfiles_path(workspace) + ".manifest",
         },
         tags = ["no-sandbox"] + tags,
         **kwargs
