@@ -134,6 +134,7 @@ def workspace_test(name, size = "large", timeout = None, docs = [], graph_only =
         workspace_manifest(
             name = name + ".workspace",
             srcs = ["//:all_files"] + docs,
+            names_only = ["//:docs"],
             testonly = True,
         )
     else:

@@ -64,3 +64,13 @@ def test_a_file_without_a_target_is_reported(owned: set[str]) -> None:
         assert unowned(REPO, owned) == ["tests/tools/test_nobody_owns_this.py"]
     finally:
         stray.unlink()
+
+
+def test_every_package_is_in_the_workspace_copy() -> None:
+    """A package's files reach //:workspace through its :all_files (a new package needs its
+    line in the root BUILD.bazel), or the workspace tests would neither see nor rerun on it."""
+    bazel = Bazel(REPO)
+    packages = set(bazel.run("query", "//...", "--output=package").stdout.split())
+    included = bazel.run("query", "deps(//:all_files)", "--output=label").stdout.split()
+    covered = {label.removeprefix("//").partition(":")[0] for label in included}
+    assert sorted(packages - covered) == []

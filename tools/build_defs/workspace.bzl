@@ -25,19 +25,34 @@ def _keeps_content(f, path):
         return True
     return len([s for s in _GRAPH_SUFFIXES if name.endswith(s)]) > 0
 
+def _checkout_paths(ctx, f):
+    """(runfiles path, path in the checkout) of a source file."""
+    if not f.is_source:
+        fail("%s is not a source file: a workspace copy holds sources only" % f.short_path)
+    repo = f.owner.workspace_name
+    if repo:
+        inside = f.short_path[len("../%s/" % repo):]
+        return "%s/%s" % (repo, inside), "tools/repos/%s/%s" % (repo, inside)
+    return "%s/%s" % (ctx.workspace_name, f.short_path), f.short_path
+
 def _workspace_manifest_impl(ctx):
     files = depset(transitive = [src[DefaultInfo].files for src in ctx.attr.srcs]).to_list()
     lines = []
     kept = []
+    have = {}
     for f in files:
-        if not f.is_source:
-            fail("%s is not a source file: a workspace copy holds sources only" % f.short_path)
-        repo = f.owner.workspace_name
-        if repo:
-            inside = f.short_path[len("../%s/" % repo):]
-            source, path = "%s/%s" % (repo, inside), "tools/repos/%s/%s" % (repo, inside)
-        else:
-            source, path = "%s/%s" % (ctx.workspace_name, f.short_path), f.short_path
+        have[_checkout_paths(ctx, f)[1]] = True
+
+    # Names only: the copy holds an empty file, so a label naming it still resolves,
+    # and the test's key has the name, not the content.
+    for src in ctx.attr.names_only:
+        for f in src[DefaultInfo].files.to_list():
+            path = _checkout_paths(ctx, f)[1]
+            if path not in have:
+                have[path] = True
+                lines.append("-\t" + path)
+    for f in files:
+        source, path = _checkout_paths(ctx, f)
         if ctx.attr.graph_only and not _keeps_content(f, path):
             # Its name only: the copy holds an empty file, and the test's key omits its content.
             lines.append("-\t" + path)
@@ -57,6 +72,10 @@ workspace_manifest = rule(
         "graph_only": attr.bool(
             doc = "Whether only what loading and querying the graph reads keeps its content " +
                   "(every other file is an empty stand-in): for tests that query the graph.",
+        ),
+        "names_only": attr.label_list(
+            allow_files = True,
+            doc = "Files the copy holds empty (names only) unless srcs has them.",
         ),
         "srcs": attr.label_list(allow_files = True, doc = "Filegroups of source files."),
     },
