@@ -282,13 +282,15 @@ def derived_backend(root: Path) -> None:
         "DERIVED_BACKENDS = {\n",
         'DERIVED_BACKENDS = {\n    "torch_dx": {"from": "torch_emu", "via": ["genrule"]},\n',
     )
+    # Before the package's first rule (its :all_files filegroup): exports_files() of a file
+    # a rule above has already named is an error.
     edit(
         root,
         "third_device/torch_emu/BUILD.bazel",
-        'device_backend(\n    name = "torch_emu",\n',
+        'filegroup(\n    name = "all_files",\n',
         'exports_files(\n    ["csrc/framework/EmuDriver.cpp"],\n'
         '    visibility = ["//third_device/torch_dx:__pkg__"],\n)\n\n'
-        'device_backend(\n    name = "torch_emu",\n',
+        'filegroup(\n    name = "all_files",\n',
     )
     (root / "third_device" / "torch_dx").mkdir()
     (root / "third_device" / "torch_dx" / "BUILD.bazel").write_text(
