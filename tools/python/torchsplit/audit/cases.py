@@ -282,16 +282,8 @@ def derived_backend(root: Path) -> None:
         "DERIVED_BACKENDS = {\n",
         'DERIVED_BACKENDS = {\n    "torch_dx": {"from": "torch_emu", "via": ["genrule"]},\n',
     )
-    # Before the package's first rule (its :all_files filegroup): exports_files() of a file
-    # a rule above has already named is an error.
-    edit(
-        root,
-        "third_device/torch_emu/BUILD.bazel",
-        'filegroup(\n    name = "all_files",\n',
-        'exports_files(\n    ["csrc/framework/EmuDriver.cpp"],\n'
-        '    visibility = ["//third_device/torch_dx:__pkg__"],\n)\n\n'
-        'filegroup(\n    name = "all_files",\n',
-    )
+    # No exports_files() here: device_backend() exports torch_emu's sources to the backends
+    # DERIVED_BACKENDS derives from it (derived_readers in tools/layering/rules.bzl).
     (root / "third_device" / "torch_dx").mkdir()
     (root / "third_device" / "torch_dx" / "BUILD.bazel").write_text(
         "# A derived backend: its sources are translated from torch_emu's.\n"
