@@ -20,6 +20,7 @@ PIPELINES = [
         "pytest": ["tests/core", "tests/jit", "tests/distributed"],
         "tests": [
             "//tests:conformance_test",
+            "//tests:core/*",
             "//tests:core_test",
             "//tests:distributed/*",
             "//tests:jit_test",
