@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-# tests/ itself: under `bazel test` it is a package (Bazel adds __init__.py
-# files) and pytest does not put it on sys.path.
-if str(Path(__file__).resolve().parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+# tests/ itself, for `builds`. Not resolved: under `bazel test` this file is a symlink
+# into the source tree, and the test reads its runfiles (or its copy of the checkout),
+# never the source tree.
+if str(Path(__file__).absolute().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).absolute().parent))
 
-from builds import NO_CUDA_BUILD, Bazel, cuda_extension_built
+from builds import NO_CUDA_BUILD, REPO, Bazel, cuda_extension_built
 
-REPO = Path(__file__).resolve().parent.parent
 BAZEL_BIN = REPO / "bazel-bin"
 # Core and every backend package under third_device/ (found, not listed: a new
 # backend needs no edit here).

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bazel_files import drift, read_module, read_workspace
 
-REPO = Path(__file__).resolve().parents[2]
+from builds import REPO
 
 
 def test_module_matches_workspace() -> None:

@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 
 import torch_core as tc
-from builds import import_fake_device
+from builds import REPO, import_fake_device
 from torch_core.testing import CAPABILITIES, BackendAdapter, adapter_for
 
 BACKENDS_ENV = "TORCHSPLIT_CONFORMANCE_BACKENDS"
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _fake_adapter() -> BackendAdapter:

@@ -24,7 +24,7 @@ from builds import REPO
 
 pytestmark = pytest.mark.bazel
 
-MANIFESTS = Path(__file__).resolve().parent / "manifests"
+MANIFESTS = Path(__file__).absolute().parent / "manifests"
 # What torch_core's files must never name (it is the CPU-only core).
 CUDA_WORDS = re.compile(rb"cuda|cudart|nvrtc|nccl|cublas", re.IGNORECASE)
 # The CPU BLAS torch_core's wheel bundles beside libtorch_core.so (@cpu_blas).

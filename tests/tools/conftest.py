@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-TOOLS_PYTHON = Path(__file__).resolve().parents[2] / "tools" / "python"
+TOOLS_PYTHON = Path(__file__).absolute().parents[2] / "tools" / "python"
 if str(TOOLS_PYTHON) not in sys.path:
     sys.path.insert(0, str(TOOLS_PYTHON))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from builds import REPO
 from torchsplit.affected.changes import Change, audit_lines_changed, changed_files
 from torchsplit.affected.graph import BazelGraph, parse_build_output
 from torchsplit.affected.pipelines import DEFAULT_PIPELINES, discover_backends, load_pipelines
@@ -22,7 +23,6 @@ from torchsplit.checkout import git
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 
-REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / DEFAULT_PIPELINES
 
 # A miniature of this repository's graph: file -> rules -> tests.
@@ -161,7 +161,7 @@ def test_backends_are_discovered_and_stamped(repo: Path) -> None:
     assert discover_backends(repo) == ["torch_acme", "torch_cuda", "torch_emu"]
     policy = load_pipelines(POLICY, discover_backends(repo))
     acme = policy.by_name("torch_acme")
-    assert acme.tests == ("//tests:torch_acme_test",)
+    assert acme.tests == ("//tests:torch_acme_*", "//third_device/torch_acme:*")
     assert acme.pytest == ("tests/torch_acme",)
     assert [p.name for p in policy.pipelines] == [
         "core",
@@ -184,7 +184,8 @@ def test_core_change_selects_every_backend(repo: Path) -> None:
         " -> //tests:torch_cuda_test"
     )
     core = next(p for p in sel.pipelines if p.name == "core")
-    assert core.tests == ["//tests:core_test", "//tests:jit_test"]
+    # Only the test targets the fixture's graph has ("*" entries expand to them).
+    assert core.tests == ["//tests:conformance_test", "//tests:core_test", "//tests:jit_test"]
     assert "tests/core" in core.pytest
 
 
@@ -302,21 +303,33 @@ def test_real_graph_maps_core_and_backend_files() -> None:
     # Every backend builds on core's op math (the backends found, not a list).
     backends = sorted(discover_backends(REPO))
     core = selector.select("x", "y", [Change("M", "core/aten/native/ElementwiseMath.h")])
-    assert core.names == ["core", *backends]
+    # The tests that run Bazel on a copy of the workspace declare every file as data
+    # (//:workspace), so every change reaches them: tools and docs-only come along.
+    along = ["tools", "docs-only"]
+    assert core.names == ["core", *backends, *along]
     assert {"torch_cuda", "torch_emu", "torch_hip"} <= set(core.names)
     cuda = next(p for p in core.pipelines if p.name == "torch_cuda")
     # The why-line is a real dependency path, found by bazel query somepath.
     assert cuda.why.startswith("core/aten/native/ElementwiseMath.h -> //core:")
-    assert cuda.why.endswith("//third_device/torch_cuda:torch_cuda -> //tests:torch_cuda_test")
-    assert core.pipelines[0].affected_tests == ["//tests:core_test", "//tests:jit_test"]
+    # To one of torch_cuda's test targets (its :conformance_test or //tests:torch_cuda_test).
+    assert " -> //third_device/torch_cuda:" in cuda.why
+    assert cuda.why.rsplit(" -> ", 1)[1] in cuda.tests
+    assert {"//tests:core_test", "//tests:jit_test", "//tests:conformance_test"} <= set(
+        core.pipelines[0].affected_tests
+    )
+    tools = next(p for p in core.pipelines if p.name == "tools")
+    assert "//tests:bazel/test_foundation" in tools.affected_tests
 
     emu = selector.select(
         "x", "y", [Change("M", "third_device/torch_emu/csrc/aten/EmuKernels.cpp")]
     )
     # core's own suite runs on the emulated device too (core_test and jit_test depend on it).
-    assert emu.names == ["core", "torch_emu"]
+    assert emu.names == ["core", "torch_emu", *along]
     assert "//tests:core_test" in emu.pipelines[0].affected_tests
-    assert emu.pipelines[1].affected_tests == ["//tests:torch_emu_test"]
+    assert "//tests:torch_cuda_test" not in emu.pipelines[0].affected_tests
+    assert {"//tests:torch_emu_test", "//third_device/torch_emu:conformance_test"} <= set(
+        emu.pipelines[1].affected_tests
+    )
     assert "tests/torch_emu" in emu.pipelines[1].pytest
 
     cuda_only = selector.select(
@@ -326,7 +339,7 @@ def test_real_graph_maps_core_and_backend_files() -> None:
     # translates that very file: DERIVED_BACKENDS), nothing else.
     derived = load_policy(REPO / "tools/layering/policy.bzl").derived
     children = [d for d, (parent, _) in derived.items() if parent == "torch_cuda" and d in backends]
-    assert cuda_only.names == sorted(["torch_cuda", *children])
+    assert cuda_only.names == sorted(["torch_cuda", *children]) + along
 
 
 @pytest.mark.bazel

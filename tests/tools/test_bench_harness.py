@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from builds import REPO
+
 sys.path.insert(0, str(REPO / "bench"))
 
-import run_all  # noqa: E402
+import run_all
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

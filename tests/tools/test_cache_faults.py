@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from builds import REPO
 from torchsplit.cache.server import CacheServer
 from torchsplit.cache.stats import CacheStats, parse_summary
 
 pytestmark = pytest.mark.bazel
 
-REPO = Path(__file__).resolve().parents[2]
 
 BIG_BYTES = 256 * 1024
 BUILD = f"""

@@ -17,6 +17,7 @@ from torchsplit.cache.stats import (
     explain_misses,
     iter_json_stream,
     load_exec_log,
+    parse_invocations,
     parse_summary,
 )
 from torchsplit.cli import main
@@ -104,7 +105,30 @@ def test_cli_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "bazel.log"
     log.write_text(BUILD_LOG)
     assert main(["cache", "stats", str(log)]) == 0
-    assert capsys.readouterr().out == "remote cache: 21/24 cacheable actions hit (88%)\n"
+    assert (
+        capsys.readouterr().out == "invocation 1: remote cache: 21/24 cacheable actions hit (88%)\n"
+    )
+
+
+def test_each_invocation_has_its_own_rate_never_over_100_percent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A build, then a test whose every process hit: summed, 95 hits over 93 cacheable
+    # processes would read 102%; per invocation each rate is its own.
+    log = tmp_path / "bazel.log"
+    log.write_text(
+        "torchsplit: bazel build //...\n"
+        "INFO: 120 processes: 2 remote cache hit, 25 internal, 93 linux-sandbox.\n"
+        "torchsplit: bazel test //...\n"
+        "INFO: 93 processes: 93 remote cache hit.\n"
+    )
+    assert main(["cache", "stats", str(log)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "build //...: remote cache: 2/95 cacheable actions hit (2%)",
+        "test //...: remote cache: 93/93 cacheable actions hit (100%)",
+    ]
+    for _, stats in parse_invocations(log.read_text()):
+        assert stats.hits <= stats.cacheable
 
 
 def test_config_serves_the_http_cache_protocol_on_loopback() -> None:

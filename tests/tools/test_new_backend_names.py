@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from builds import REPO
 from torchsplit.backend import generate, naming, verify
 from torchsplit.checkout import copy_checkout, git, snapshot
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 
-REPO = Path(__file__).resolve().parents[2]
 EMU = naming.BackendNames("torch_emu", "emu", "_EMUC", "eccl")
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from builds import REPO
 from torchsplit.checkout import git
 from torchsplit.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "workspace"
 BVARS = FIXTURES / "build_variables.bzl"
 FILES = FIXTURES / "files.txt"
-REPO = Path(__file__).resolve().parents[2]
 CUDA = "//third_device/torch_cuda:"
 
 

@@ -14,7 +14,7 @@ import pytest
 
 import torch_cuda
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "distributed"))
+sys.path.insert(0, str(Path(__file__).absolute().parents[1] / "distributed"))
 
 from launcher import check_ok, run_ranks
 

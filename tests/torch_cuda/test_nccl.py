@@ -14,7 +14,7 @@ import torch_cuda
 from torch_core.distributed.backend import default_backend
 from torch_cuda import distributed as cuda_dist
 
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "tools" / "cuda" / "requirements_lock.txt"
+REQUIREMENTS = Path(__file__).absolute().parents[2] / "tools" / "cuda" / "requirements_lock.txt"
 
 
 def test_nccl_is_the_default_backend_for_cuda() -> None:

@@ -18,7 +18,7 @@ import torch_cuda
 from torch_core import jit
 from torch_cuda import jit as cuda_jit
 
-REQUIREMENTS = Path(__file__).resolve().parents[2] / "tools" / "cuda" / "requirements_lock.txt"
+REQUIREMENTS = Path(__file__).absolute().parents[2] / "tools" / "cuda" / "requirements_lock.txt"
 
 
 def _pin(package: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 import torch_cuda
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).absolute().parent
 
 
 def _run_gpu_file(require: str | None) -> subprocess.CompletedProcess[str]:

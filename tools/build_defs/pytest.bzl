@@ -29,6 +29,10 @@ def pytest_test(name, srcs, deps = [], args = [], data = [], **kwargs):
         args = args + ["$(rootpath %s)" % s for s in srcs if s.endswith(".py") and s.split("/")[-1].startswith("test_")],
         data = data + [s for s in srcs if s.endswith("conftest.py")],
         deps = deps + ([guard] if guard not in deps else []),
+        # No __init__.py in the runfiles' directories: tests/torch_emu would otherwise be a
+        # regular package that shadows the torch_emu package, and fixture trees would
+        # gain files. Directories stay as they are in a checkout.
+        legacy_create_init = False,
         python_version = "PY3",
         srcs_version = "PY3",
         **kwargs

@@ -8,7 +8,9 @@ selects a pipeline when a changed file reaches one of its test targets in the
 build graph (reverse dependencies over every select() branch), or when the file
 lies under one of its `paths`. "{backend}" is a placeholder: the entry is
 stamped out once per directory under third_device/, so a new vendor gets its
-own pipeline with no edit here.
+own pipeline with no edit here. A test entry ending in "*" stands for every
+test target whose label starts with the rest (tests/suites.bzl makes one target
+per test file: "//tests:tools/*").
 """
 
 PIPELINES = [
@@ -16,26 +18,37 @@ PIPELINES = [
         "name": "core",
         "paths": ["core/", "tests/core/", "tests/jit/", "tests/distributed/", "tests/backends/"],
         "pytest": ["tests/core", "tests/jit", "tests/distributed"],
-        "tests": ["//tests:core_test", "//tests:jit_test"],
+        "tests": [
+            "//tests:conformance_test",
+            "//tests:core/*",
+            "//tests:core_test",
+            "//tests:distributed/*",
+            "//tests:jit_test",
+        ],
     },
     {
         "name": "{backend}",
         "paths": ["third_device/{backend}/", "tests/{backend}/"],
         "pytest": ["tests/{backend}"],
-        "tests": ["//tests:{backend}_test"],
+        "tests": ["//tests:{backend}_*", "//third_device/{backend}:*"],
     },
     {
         # The CLI, the audit and the checks that drive Bazel itself.
         "name": "tools",
         "paths": ["tools/", "tests/tools/", "tests/layering/", "tests/bazel/", "bench/", ".ci/"],
-        "pytest": ["tests/tools", "tests/layering", "tests/bazel"],
-        "tests": [],
+        "pytest": ["tests/tools", "tests/layering", "tests/bazel", "tests/install"],
+        "tests": [
+            "//tests:bazel/*",
+            "//tests:install/*",
+            "//tests:layering/*",
+            "//tests:tools/*",
+        ],
     },
     {
         "name": "docs-only",
         "paths": ["docs/", "README.md"],
-        "pytest": [],
-        "tests": [],
+        "pytest": ["tests/docs"],
+        "tests": ["//tests:docs/*"],
     },
 ]
 

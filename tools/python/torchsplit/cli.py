@@ -22,6 +22,7 @@ FAMILIES: tuple[str, ...] = (
     "torchsplit.affected.cli",
     "torchsplit.backend.cli",
     "torchsplit.upstream.cli",
+    "torchsplit.testreport.cli",
 )
 
 

@@ -137,7 +137,10 @@ class Selector:
         if not everything:
             try:
                 labels, unknown = self._labels(paths, present)
-                tests = sorted(set(self.policy.all_tests) & self.graph.tests())
+                tests = sorted(
+                    {t for p in self.policy.pipelines for t in self._tests(p.tests)}
+                    & self.graph.tests()
+                )
                 affected = self.graph.tests_reaching(tests, list(labels))
             except BazelFailed as exc:
                 graph_failed = str(exc).splitlines()[-1]
@@ -146,7 +149,7 @@ class Selector:
 
         if not everything:
             for pipeline in self.policy.pipelines:
-                mine = sorted(affected & set(pipeline.tests))
+                mine = sorted(affected & set(self._tests(pipeline.tests)))
                 if mine:
                     note(pipeline.name, self._why(mine, labels))
             for path in paths:
@@ -177,16 +180,31 @@ class Selector:
         chosen = [
             Chosen(
                 p.name,
-                list(p.tests),
+                self._tests(p.tests),
                 self._pytest_paths(p.tests, p.pytest, graph_failed is None),
                 reasons[p.name],
-                sorted(affected & set(p.tests)),
+                sorted(affected & set(self._tests(p.tests))),
             )
             for p in self.policy.pipelines
             if p.name in reasons
         ]
         skipped = [p.name for p in self.policy.pipelines if p.name not in reasons]
         return Selection(base, head, changes, everything, chosen, skipped)
+
+    def _tests(self, tests: tuple[str, ...]) -> list[str]:
+        """A pipeline's test targets: an entry ending in "*" stands for every test target
+        whose label starts with what precedes it (one target per test file: //tests:tools/*)."""
+        out: list[str] = []
+        for test in tests:
+            if not test.endswith("*"):
+                out.append(test)
+                continue
+            try:
+                known = self.graph.tests()
+            except BazelFailed:
+                continue
+            out += sorted(t for t in known if t.startswith(test[:-1]))
+        return out
 
     def _labels(self, paths: list[str], present: set[str]) -> tuple[dict[str, str], set[str]]:
         """Labels standing for the changed paths, and the paths Bazel does not know."""

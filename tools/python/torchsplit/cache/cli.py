@@ -13,11 +13,10 @@ from pathlib import Path
 
 from torchsplit.cache.server import DEFAULT_PORT, CacheServer, default_state_dir
 from torchsplit.cache.stats import (
-    CacheStats,
     exec_log_stats,
     explain_misses,
     load_exec_log,
-    parse_summary,
+    parse_invocations,
 )
 from torchsplit.errors import TorchsplitError
 
@@ -55,18 +54,18 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    stats = CacheStats()
+    if not args.exec_log and not args.logs:
+        raise TorchsplitError("give Bazel log files or --exec-log")
     if args.exec_log:
-        stats = exec_log_stats(load_exec_log(args.exec_log))
+        print(exec_log_stats(load_exec_log(args.exec_log)).sentence())
+    # Per invocation: a sum over invocations is no hit rate (it once exceeded 100%).
     for log in args.logs:
         try:
             text = Path(log).read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError as exc:
             raise TorchsplitError("Bazel log not found", log) from exc
-        stats = stats + parse_summary(text)
-    if not args.exec_log and not args.logs:
-        raise TorchsplitError("give Bazel log files or --exec-log")
-    print(stats.sentence())
+        for name, stats in parse_invocations(text):
+            print(f"{name}: {stats.sentence()}")
     return 0
 
 

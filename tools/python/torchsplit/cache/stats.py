@@ -81,6 +81,45 @@ def parse_summary(text: str) -> CacheStats:
     return CacheStats(stats.total, stats.by_kind, len(_CACHE_WARNING.findall(text)))
 
 
+# tools/dev writes this line into its Bazel log before each command, so each
+# "INFO: N processes" line can be attributed to its invocation.
+INVOCATION_MARK = "torchsplit: bazel "
+
+
+def parse_invocations(text: str) -> list[tuple[str, CacheStats]]:
+    """One CacheStats per Bazel invocation in a log, named after it.
+
+    Summing invocations is what once printed "95/93 cacheable actions hit (102%)"; per
+    invocation, hits never exceed the cacheable processes. Without tools/dev's marks,
+    each summary line is an invocation of its own ("invocation 1", ...).
+    """
+    segments: list[tuple[str, str]] = []
+    name, lines = "", []
+    for line in text.splitlines():
+        if line.startswith(INVOCATION_MARK):
+            segments.append((name, "\n".join(lines)))
+            name, lines = line[len(INVOCATION_MARK) :].strip(), []
+        else:
+            lines.append(line)
+    segments.append((name, "\n".join(lines)))
+    out: list[tuple[str, CacheStats]] = []
+    for name, segment in segments:
+        if not _SUMMARY.search(segment):
+            continue
+        for i, match in enumerate(_SUMMARY.finditer(segment)):
+            label = name or f"invocation {len(out) + 1}"
+            if i:
+                label += f" (summary {i + 1})"
+            out.append((label, parse_summary(match.group(0) + "\n")))
+        warnings = len(_CACHE_WARNING.findall(segment))
+        if warnings:
+            label, stats = out[-1]
+            out[-1] = (label, CacheStats(stats.total, stats.by_kind, warnings))
+    if not out:
+        raise TorchsplitError("no 'INFO: N processes' line: not a (finished) Bazel build log")
+    return out
+
+
 def iter_json_stream(text: str) -> Iterator[dict[str, object]]:
     """Decodes concatenated JSON objects (Bazel's execution log format)."""
     decoder = json.JSONDecoder()

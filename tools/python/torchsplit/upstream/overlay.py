@@ -131,12 +131,18 @@ def policy(version: str) -> str:
     return "".join(out)
 
 
+# The overlay's BUILD.bazel and WORKSPACE files are stored with this suffix, so that this
+# checkout's Bazel does not read them as packages of its own (its workspace filegroups,
+# which tests declare as data, then include them).
+OVERLAY_SUFFIX = ".overlay"
+
+
 def data_files() -> dict[str, str]:
-    """The files of ``upstream/data/overlay``, relative to the tree's root."""
+    """The files of ``upstream/data/overlay``, relative to the tree's root (less OVERLAY_SUFFIX)."""
     base = resources.files("torchsplit.upstream").joinpath("data/overlay")
     root = Path(str(base))
     return {
-        p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
+        p.relative_to(root).as_posix().removesuffix(OVERLAY_SUFFIX): p.read_text(encoding="utf-8")
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
