@@ -56,9 +56,13 @@ def test_new_backend_builds_verifies_and_passes_conformance(checkout: Path) -> N
     assert "(from the scratch directory " in proc.stdout
     assert "a tensor on acme:0" in proc.stdout and "acme:0 [2.0, 2.0, 2.0]" in proc.stdout
 
-    # Only the new backend's directory changed: no central edit.
+    # The new backend's directory and its label in //:all_files (what workspace tests
+    # copy): no other central edit.
     status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
-    assert status and all(line[3:].startswith("third_device/torch_acme/") for line in status)
+    assert " M BUILD.bazel" in status
+    others = [line for line in status if line != " M BUILD.bazel"]
+    assert others and all(line[3:].startswith("third_device/torch_acme/") for line in others)
+    assert '"//third_device/torch_acme:all_files",' in (checkout / "BUILD.bazel").read_text()
     acme = checkout / "third_device" / "torch_acme"
     assert (acme / "csrc" / "framework" / "AcmeDriver.cpp").is_file()
     text = (acme / "torch_acme" / "distributed" / "__init__.py").read_text()
@@ -130,7 +134,7 @@ def test_new_backend_derives_from_torch_cuda_with_translate_hip(checkout: Path) 
     after = set(git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines())
     changed = {line[3:] for line in after - before}
     assert {"/".join(c.split("/")[:2]) for c in changed} == {
-        "third_device/torch_musa", "tools/layering", "MODULE.bazel",
+        "third_device/torch_musa", "tools/layering", "MODULE.bazel", "BUILD.bazel",
     }, changed  # fmt: skip
     assert " M tools/layering/policy.bzl" in after and " M MODULE.bazel" in after
     assert "layering audit" in proc.stdout  # ran on the tree with torch_musa in place

@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 import starlark as sl
 
+from builds import REPO
 from torchsplit.audit.policy import Toolkit, load_policy, parse_policy
 from torchsplit.backend import generate, policy_edit, verify
 from torchsplit.checkout import copy_checkout, git, snapshot
 from torchsplit.cli import main
 from torchsplit.errors import TorchsplitError
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "bazel"))
 
-from bazel_files import drift, read_module, read_workspace  # noqa: E402
+from bazel_files import drift, read_module, read_workspace
 
 MUSA = policy_edit.Grant("torch_musa", "torch_hip", "torch_cuda", ("hipify_sources",))
 HIP_REPOS = ("hipify_mappings", "local_hip", "rules_hip")
@@ -206,8 +206,9 @@ def test_new_backend_writes_the_grant_and_refuses_a_stale_one(
     assert "MODULE.bazel: toolkit visibility kept in step" in out
     status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
     assert {line[3:] for line in status if not line[3:].startswith("third_device/")} == {
-        policy_edit.POLICY, "MODULE.bazel"
+        policy_edit.POLICY, "MODULE.bazel", "BUILD.bazel"
     }  # fmt: skip
+    assert '"//third_device/torch_musa:all_files",' in (checkout / "BUILD.bazel").read_text()
     assert seen["policy"] == (checkout / policy_edit.POLICY).read_text()
     policy = load_policy(checkout / policy_edit.POLICY)
     assert policy.toolkits["torch_musa"] == policy.toolkits["torch_hip"]

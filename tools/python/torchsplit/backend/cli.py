@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from torchsplit.audit.policy import load_policy
-from torchsplit.backend import generate, naming, policy_edit, verify
+from torchsplit.backend import checkout_files, generate, naming, policy_edit, verify
 from torchsplit.errors import TorchsplitError
 
 DESCRIPTION = (
@@ -47,7 +47,8 @@ def _plan(
     root: Path, args: argparse.Namespace
 ) -> tuple[naming.BackendNames, dict[str, str], dict[str, str]]:
     """Names checked, files rendered and central edits made, in memory: nothing is written
-    yet. The edits (path -> new text) are a derived backend's (policy_edit.py)."""
+    yet. The edits (path -> new text): the root's //:all_files label (checkout_files.py)
+    and, for a derived backend, its policy entries and MODULE.bazel (policy_edit.py)."""
     taken = naming.taken_names(root)
     names = naming.derive(args.name, args.device_name, args.extension, args.collective_name, taken)
     if (root / "third_device" / names.package).exists():
@@ -73,7 +74,8 @@ def _plan(
         template = naming.read_template(root, args.template)
         _say(f"{names.describe()}")
         _say(f"copying {template.package} ({template.describe()})")
-        return names, generate.render(root, template, names), {}
+        files = generate.render(root, template, names)
+        return names, files, checkout_files.grant(root, names.package)
     _say(
         f"package {names.package}, device type '{names.device}', extension {names.extension}, "
         f"environment {names.env_prefix}*"
@@ -86,6 +88,7 @@ def _plan(
         names.package, derivation.model.package, derivation.parent, derivation.via
     )
     edits = policy_edit.grant_derived(root, grant)  # refuses a stale entry before any write
+    edits.update(checkout_files.grant(root, names.package))
     return names, generate.render_derived(root, derivation, names), edits
 
 
@@ -104,11 +107,16 @@ def cmd_new_backend(args: argparse.Namespace) -> int:
             layering = scratch / Path(policy_edit.POLICY).parent
             shutil.copytree(root / Path(policy_edit.POLICY).parent, layering)
             (scratch / policy_edit.POLICY).write_text(edits[policy_edit.POLICY], encoding="utf-8")
-            others = sorted(set(edits) - {policy_edit.POLICY})
+            others = sorted(set(edits) - {policy_edit.POLICY, checkout_files.ROOT_BUILD})
             kept = f"; {', '.join(others)}: toolkit visibility kept in step" if others else ""
             _say(
                 f"{policy_edit.POLICY}: DERIVED_BACKENDS and TOOLKITS gain {names.package} "
                 f"(its model's toolkit){kept}"
+            )
+        if checkout_files.ROOT_BUILD in edits:
+            _say(
+                f"{checkout_files.ROOT_BUILD}: //:all_files gains "
+                f"//third_device/{names.package}:all_files (the checkout workspace tests copy)"
             )
         if not args.no_verify:
             verify.verify_scratch(root, scratch, names, _say)
