@@ -81,10 +81,13 @@ def test_every_command_of_the_guide_runs(checkout: Path) -> None:
         assert proc.returncode == 0, f"`{command}` exited {proc.returncode}:\n{out[-4000:]}"
         outputs[command] = out
         if command.startswith("tools/torchsplit new-backend torch_acme"):
-            # Only the new backend's directory changed.
+            # The new backend's directory and, as the guide says, its label in the root
+            # BUILD.bazel's //:all_files: nothing else.
             status = git(checkout, "status", "--porcelain", "--untracked-files=all").splitlines()
-            assert status, "new-backend changed nothing"
-            assert all(line[3:].startswith("third_device/torch_acme/") for line in status), status
+            assert " M BUILD.bazel" in status, status
+            others = [line for line in status if line != " M BUILD.bazel"]
+            assert others, "new-backend wrote no backend"
+            assert all(line[3:].startswith("third_device/torch_acme/") for line in others), status
 
     def output(prefix: str) -> str:
         (found,) = [out for command, out in outputs.items() if command.startswith(prefix)]

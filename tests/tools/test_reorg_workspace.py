@@ -260,6 +260,10 @@ def test_after_moves_sh_the_overlay_still_analyses_and_reorg_check_agrees(tmp_pa
         assert "//out_of_scope:excluded: not compared" in out  # no "no such package"
     finally:
         _bazel(ws, base, "shutdown")
+        # reorg check's queries ran in the default output base: its server too.
+        subprocess.run(
+            [_launcher(), "shutdown"], cwd=ws, capture_output=True, timeout=300, check=False
+        )
 
 
 def test_an_older_file_with_nvfuser_and_no_xpu(tmp_path):
