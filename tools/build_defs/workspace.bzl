@@ -81,3 +81,25 @@ workspace_manifest = rule(
     },
     doc = "Writes <name>.manifest (runfiles path TAB checkout path per file); its runfiles are the files.",
 )
+
+def package_files(name = "all_files", visibility = ["//:__pkg__"]):
+    """Every file of the calling package, for //:all_files (what workspace tests copy).
+
+    A glob in the root package cannot reach into another package, so each package
+    declares its own files and the root names each package's target.
+
+    Args:
+      name: the filegroup's name; //:all_files expects "all_files".
+      visibility: who may depend on it (the root package, by default).
+    """
+    native.filegroup(
+        name = name,
+        srcs = native.glob(
+            ["**"],
+            exclude = [
+                "**/__pycache__/**",
+                "**/*.pyc",
+            ],
+        ),
+        visibility = visibility,
+    )
